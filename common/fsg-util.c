@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * GError helpers built on errno, and a short-write-safe write loop.
+ */
+#include "config.h"
+
+#include "common/fsg-util.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+static gboolean
+throw_errno_va (GError **error, int errsv, const char *fmt, va_list ap)
+{
+  g_autofree char *prefix = g_strdup_vprintf (fmt, ap);
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+               "%s: %s", prefix, g_strerror (errsv));
+  return FALSE;
+}
+
+gboolean
+fsg_throw_errno (GError **error, const char *fmt, ...)
+{
+  int errsv = errno;
+  va_list ap;
+
+  va_start (ap, fmt);
+  throw_errno_va (error, errsv, fmt, ap);
+  va_end (ap);
+  errno = errsv;
+  return FALSE;
+}
+
+gboolean
+fsg_throw_errno_value (GError **error, int errsv, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  throw_errno_va (error, errsv, fmt, ap);
+  va_end (ap);
+  return FALSE;
+}
+
+gboolean
+fsg_throw (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  g_autofree char *msg = NULL;
+
+  va_start (ap, fmt);
+  msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, msg);
+  return FALSE;
+}
+
+int
+fsg_write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+
+  while (len > 0)
+    {
+      ssize_t n = write (fd, p, len);
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      p += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Small helpers shared by every module: fd cleanup, GError from errno, the
+ * exit statuses the tools promise, and retry-on-EINTR. Nothing here allocates
+ * on behalf of the caller except the GError helpers.
+ */
+#pragma once
+
+#include <errno.h>
+#include <glib.h>
+#include <unistd.h>
+
+G_BEGIN_DECLS
+
+/* Exit statuses shared by fsgate and fsgate-run (documented in the man pages). */
+#define FSG_EXIT_USAGE 2          /* bad command line or policy */
+#define FSG_EXIT_TIMEOUT 124      /* the command ran out of time */
+#define FSG_EXIT_SETUP 125        /* the sandbox could not be set up */
+#define FSG_EXIT_NOEXEC 126       /* the command was found but is not executable */
+#define FSG_EXIT_NOTFOUND 127     /* the command was not found */
+
+#define FSG_RETRY(expr)                    \
+  ({                                       \
+    long _r;                               \
+    do                                     \
+      _r = (long) (expr);                  \
+    while (_r == -1 && errno == EINTR);    \
+    _r;                                    \
+  })
+
+static inline void
+fsg_close_fdp (int *fdp)
+{
+  int errsv = errno;
+  int fd = g_steal_fd (fdp);
+
+  if (fd >= 0 && close (fd) < 0)
+    g_assert (errno != EBADF);
+  errno = errsv;
+}
+#define fsg_autofd __attribute__ ((cleanup (fsg_close_fdp)))
+
+/* Set @error from errno with a printf-style prefix; always returns FALSE so
+ * callers can write `return fsg_throw_errno (error, "open '%s'", p);`. */
+gboolean fsg_throw_errno (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+/* Same with an explicit errno value (positive). */
+gboolean fsg_throw_errno_value (GError **error, int errsv, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+/* A G_IO_ERROR_FAILED error with a message; returns FALSE. */
+gboolean fsg_throw (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+/* Write all of @len bytes, retrying on EINTR and short writes. Returns 0 or -errno. */
+int fsg_write_all (int fd, const void *buf, size_t len);
+
+G_END_DECLS

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Audit events of the policy view: one record per denied operation (always)
+ * and, with FSG_AUDIT_ALL, per allowed open/create/unlink/rename/mkdir. The
+ * records are data, not log lines: they go to a JSON Lines file and/or to an
+ * in-process callback (the runner collects them for its report).
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  FSG_AUDIT_DENIED, /* denials only (default) */
+  FSG_AUDIT_ALL,    /* denials plus allowed open/create/unlink/rename/mkdir/... */
+} FsgAuditLevel;
+
+typedef struct
+{
+  gint64 time_us;       /* wall clock, microseconds since the epoch */
+  const char *op;       /* "lookup", "open", "create", "unlink", "rename", "link", ... */
+  const char *path;     /* path in the view ("/home/ann/.ssh/id_rsa") */
+  const char *path2;    /* rename/link destination, else NULL */
+  gboolean denied;      /* TRUE when the operation was refused by the policy */
+  FsgAccess access;     /* the policy state of path */
+  const char *rule;     /* the deciding rule with origin, e.g. "deny-read ~/.ssh (profile workspace-write)" */
+  int err;              /* positive errno returned to the caller, 0 if allowed */
+  const char *mode;     /* opens: "r", "w", "rw"; else NULL */
+  pid_t pid;            /* caller pid as the daemon sees it (0 if unknown) */
+  const char *comm;     /* caller command name from /proc/PID/comm, or NULL */
+} FsgAuditEvent;
+
+/* Called from FUSE worker threads, possibly concurrently; must not block and
+ * must not touch the view. The event and its strings are valid only during
+ * the call. */
+typedef void (*FsgAuditFunc) (const FsgAuditEvent *event, gpointer user_data);
+
+/* One JSON object (no newline) for @event. (transfer full) */
+char *fsg_audit_event_to_json (const FsgAuditEvent *event);
+
+G_END_DECLS

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * FsgFs: the FUSE policy view. A passthrough filesystem (libfuse3 low-level
+ * API) that shows every root of an FsgPolicy at its real absolute path below
+ * a synthetic root, enforces the policy on every operation and reports
+ * denials through the audit sink.
+ *
+ * Two ways to serve it:
+ *  - fsg_fs_mount(): mount at a directory (fsgate mount);
+ *  - fsg_fs_take_fuse_fd(): serve a /dev/fuse fd whose mount(2) was made by
+ *    another process (fsgate-run mounts inside the sandbox's namespaces and
+ *    passes the fd back), built from fsg_fs_mount_data().
+ * Then fsg_fs_start() serves on background threads until fsg_fs_stop(), an
+ * unmount, or fsg_fs_wait() returns.
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+#include "fsgate/audit.h"
+#include "policy/policy.h"
+
+G_BEGIN_DECLS
+
+typedef struct _FsgFs FsgFs;
+
+typedef struct
+{
+  FsgAuditLevel audit_level;
+  int audit_fd;               /* JSON Lines sink, -1 for none; not closed by FsgFs */
+  FsgAuditFunc audit_func;    /* in-process sink, may be NULL */
+  gpointer audit_data;
+  /* View paths shown as empty read-only directories whatever the policy says
+   * (the runner mounts /proc, /dev, /tmp over them). NULL-terminated, may be NULL. */
+  const char *const *stub_dirs;
+  gboolean debug;             /* log every request with g_debug */
+} FsgFsOptions;
+
+/* @policy is borrowed and must outlive @fs. (transfer full) */
+FsgFs *fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error);
+void fsg_fs_free (FsgFs *fs);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgFs, fsg_fs_free)
+
+/* Mount at @mountpoint (an empty directory) from this process. */
+gboolean fsg_fs_mount (FsgFs *fs, const char *mountpoint, GError **error);
+
+/* The data string for mount(2) of type "fuse" with @fuse_fd opened from
+ * /dev/fuse: "fd=N,rootmode=40000,user_id=U,group_id=G,default_permissions,allow_other".
+ * (transfer full) */
+char *fsg_fs_mount_data (int fuse_fd, uid_t uid, gid_t gid);
+
+/* Serve @fuse_fd (ownership taken) for a mount made elsewhere. */
+gboolean fsg_fs_take_fuse_fd (FsgFs *fs, int fuse_fd, GError **error);
+
+/* Start serving on worker threads. */
+gboolean fsg_fs_start (FsgFs *fs, GError **error);
+/* Block until the session ends (unmount, fsg_fs_stop(), or the connection aborts). */
+void fsg_fs_wait (FsgFs *fs);
+/* Ask the session to end and wait for the workers; unmounts what
+ * fsg_fs_mount() mounted. Safe to call more than once. */
+void fsg_fs_stop (FsgFs *fs);
+
+/* Counters for reports and benchmarks. */
+typedef struct
+{
+  guint64 requests;
+  guint64 denials;
+  guint64 inodes;      /* inodes currently known */
+  guint64 open_fds;    /* O_PATH fds currently held */
+} FsgFsStats;
+void fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats);
+
+G_END_DECLS

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Internal layout of the policy module, shared by its source files and by
+ * the unit tests (which link the static library). Not a public interface.
+ */
+#pragma once
+
+#include <string.h>
+
+#include "policy/policy.h"
+
+G_BEGIN_DECLS
+
+/* ---- Glob components (glob.c) ----------------------------------------- */
+
+/* TRUE if @comp has an unescaped *, ? or [. */
+gboolean fsg_glob_has_magic (const char *comp);
+/* Validate one path component of a pattern. "**" must be handled by the
+ * caller; here it is an error, as is any '**' inside a component, an
+ * unclosed '[', a trailing backslash or an empty set. */
+gboolean fsg_glob_validate (const char *comp, GError **error);
+/* Match one component (no '/') against a name. Bytes, case-sensitive;
+ * '*' and '?' match any byte including a leading '.'. */
+gboolean fsg_glob_match (const char *pattern, const char *name);
+/* Same, ASCII case-insensitive (environment names). */
+gboolean fsg_glob_match_nocase (const char *pattern, const char *name);
+/* Remove backslash escapes from a component without magic. (transfer full) */
+char *fsg_glob_unescape (const char *comp);
+
+/* A compiled glob component with a cheap pre-filter. */
+typedef struct
+{
+  char *pattern;      /* as written */
+  char *prefix;       /* literal bytes before the first wildcard */
+  char *suffix;       /* literal bytes after the last wildcard */
+  gsize prefix_len;
+  gsize suffix_len;
+  gsize min_len;      /* shortest name that can match */
+} FsgGlob;
+
+void fsg_glob_init (FsgGlob *glob, const char *pattern);
+void fsg_glob_clear (FsgGlob *glob);
+static inline gboolean
+fsg_glob_matches (const FsgGlob *glob, const char *name, gsize len)
+{
+  if (len < glob->min_len)
+    return FALSE;
+  if (glob->prefix_len && memcmp (name, glob->prefix, glob->prefix_len) != 0)
+    return FALSE;
+  if (glob->suffix_len && memcmp (name + len - glob->suffix_len, glob->suffix, glob->suffix_len) != 0)
+    return FALSE;
+  return fsg_glob_match (glob->pattern, name);
+}
+
+/* ---- Rules and the engine (decide.c) ---------------------------------- */
+
+typedef struct _FsgNode FsgNode;
+
+/* A rule plus what the engine needs to evaluate it. */
+typedef struct
+{
+  FsgRule pub;
+  gboolean optional;
+  /* Roots: canonical path components. Deny rules: one or two component
+   * lists (as written, and with the existing part of the path resolved
+   * through symlinks when that differs). "**" is a component of its own;
+   * floating patterns start with "**". */
+  char **comps;
+  char **comps_canon; /* NULL when equal to comps */
+  /* Roots given through a symlink: where the view shows that symlink. */
+  char *alias_path;
+  char *alias_target;
+} FsgRuleImpl;
+
+struct _FsgNodeSet
+{
+  guint n;
+  guint hash;
+  FsgNode *nodes[]; /* sorted by id */
+};
+
+typedef struct
+{
+  FsgGlob glob;
+  FsgNode *node;
+} FsgGlobEdge;
+
+/* Buckets of glob edges keyed by the last byte of their literal suffix or the
+ * first byte of their literal prefix, so a name only meets the globs that can
+ * match it. Built for nodes with many glob edges (the floating patterns). */
+typedef struct
+{
+  GPtrArray *by_last[256];
+  GPtrArray *by_first[256];
+  GPtrArray *always;
+} FsgGlobIndex;
+
+struct _FsgNode
+{
+  guint id;
+  gboolean recursive;      /* a "**" node: stays live for every descendant */
+  gboolean literal_chain;  /* reached from "/" through literal names only */
+  gboolean in_view_chain;  /* a root, an alias, or an ancestor of one */
+  GHashTable *lit;         /* name -> FsgNode*, or NULL */
+  GPtrArray *globs;        /* FsgGlobEdge*, or NULL */
+  FsgGlobIndex *index;     /* for nodes with many globs, else NULL */
+  FsgNode *star;           /* node entered by "**" (also by epsilon) */
+  const FsgRuleImpl *root;       /* root ending here (the last one added wins) */
+  const FsgRuleImpl *alias;      /* alias symlink ending here */
+  const FsgRuleImpl *below_root; /* lowest-index root at or below (literal chain) */
+  const FsgRuleImpl *deny_read;  /* lowest-index rule ending here */
+  const FsgRuleImpl *deny_write;
+};
+
+typedef struct
+{
+  FsgEnvInherit inherit;
+  GPtrArray *exclude;      /* char* globs, defaults first */
+  GPtrArray *include_only; /* char* globs */
+  GPtrArray *set;          /* "NAME=VALUE", the last value per name wins */
+} FsgEnvPolicy;
+
+struct _FsgPolicy
+{
+  char *profile;
+  GPtrArray *rules; /* FsgRuleImpl*, in order */
+  const FsgRule **pub_rules;
+  gboolean network;
+  gboolean hide_denied;
+  guint64 timeout_ms;
+  guint64 kill_after_ms;
+  guint64 output_cap;
+  FsgEnvPolicy env;
+  char **literal_deny_read;
+
+  /* The engine */
+  GPtrArray *nodes; /* FsgNode*, owned */
+  FsgNode *top;     /* "/" */
+  FsgNode *floating; /* implicitly live everywhere: patterns without '/' or
+                      * starting with a "**" component */
+  const FsgNodeSet *root_set;
+  GMutex intern_lock;
+  GHashTable *interned; /* FsgNodeSet* -> same, protected by intern_lock */
+};
+
+/* Compile the engine for @policy's rules (decide.c). */
+void fsg_policy_compile (FsgPolicy *policy);
+void fsg_policy_engine_clear (FsgPolicy *policy);
+FsgPolicy *fsg_policy_new_empty (void);
+
+/* Split an absolute normalised path into components. (transfer full) */
+char **fsg_path_split (const char *path);
+
+/* Environment defaults (environ.c). */
+void fsg_env_policy_init (FsgEnvPolicy *env);
+void fsg_env_policy_clear (FsgEnvPolicy *env);
+extern const char *const fsg_env_core_names[];
+extern const char *const fsg_env_default_excludes[];
+
+G_END_DECLS

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The fsgate policy: which absolute paths a sandboxed command may see, read
+ * and write, plus the non-filesystem settings (network, timeouts, output cap,
+ * environment). This header is the whole public face of the policy module.
+ *
+ * A policy is built in layers with FsgPolicyBuilder (base profile, policy
+ * files, command-line flags) and then frozen into an immutable FsgPolicy that
+ * any number of threads may query at once.
+ *
+ * Path decisions come in two forms that always agree:
+ *  - incremental: fsg_policy_root_state() then fsg_policy_child_state() for
+ *    each name, as a FUSE lookup walks the tree; cost grows with the name
+ *    length and the number of glob patterns that can still match, never with
+ *    the total number of rules;
+ *  - whole-path: fsg_policy_decide() evaluates every rule against an
+ *    absolute path directly (used by `fsgate explain`).
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Ordered by privilege, so `access >= FSG_ACCESS_RO` reads "readable". */
+typedef enum
+{
+  FSG_ACCESS_ABSENT = 0, /* not part of the view: ENOENT */
+  FSG_ACCESS_DENY,       /* exists, may not be read, listed or written: EACCES */
+  FSG_ACCESS_RO,         /* readable, every mutation fails with EROFS */
+  FSG_ACCESS_RW,         /* readable and writable */
+} FsgAccess;
+
+typedef enum
+{
+  FSG_RULE_WRITABLE,
+  FSG_RULE_READONLY,
+  FSG_RULE_DENY_READ,
+  FSG_RULE_DENY_WRITE,
+} FsgRuleKind;
+
+/* Where a rule came from. */
+typedef enum
+{
+  FSG_ORIGIN_PROFILE, /* a built-in profile */
+  FSG_ORIGIN_FILE,    /* a policy file */
+  FSG_ORIGIN_CLI,     /* a command-line flag */
+} FsgOriginKind;
+
+/* One rule of the effective policy. Owned by the FsgPolicy. */
+typedef struct
+{
+  FsgRuleKind kind;
+  guint index;          /* position in the policy; lower was added first */
+  const char *pattern;  /* as written after variable and ~ expansion (a path for roots) */
+  const char *path;     /* roots: canonical path; deny rules: normalised pattern */
+  const char *origin;   /* "policy.ini:7", "--deny-read", "profile workspace-write" */
+  FsgOriginKind origin_kind;
+  gboolean is_glob;     /* deny rules: contains *, ? or [...] */
+  gboolean anchored;    /* deny rules: matches at one place (FALSE: a name at any depth) */
+} FsgRule;
+
+typedef struct _FsgPolicy FsgPolicy;
+typedef struct _FsgNodeSet FsgNodeSet; /* opaque, owned and interned by the policy */
+
+typedef enum
+{
+  FSG_STATE_SYNTHETIC = 1 << 0, /* not under any root: an ancestor shown only as the way to roots */
+  FSG_STATE_ROOT = 1 << 1,      /* this path is itself a root */
+  FSG_STATE_ALIAS = 1 << 2,     /* a synthetic symlink standing for a root given through a symlink */
+  FSG_STATE_PROTECTED = 1 << 3, /* a root, an ancestor of a root, or on the path of a rule:
+                                 * may not be renamed, unlinked or replaced */
+} FsgStateFlags;
+
+/* The decision for one path, small enough to keep one per inode. Produced by
+ * the engine; copy it by value. `rule` names the deciding rule (NULL for an
+ * absent path; for a synthetic ancestor, a root below it). */
+typedef struct
+{
+  guint8 access;  /* FsgAccess */
+  guint8 flags;   /* FsgStateFlags */
+  guint16 depth;  /* number of path components; 0 for "/" */
+  const FsgRule *rule;
+  const FsgNodeSet *set; /* rule positions still live here; NULL when none */
+} FsgPathState;
+
+/* Environment inheritance (see docs/policy.md, [environment]). */
+typedef enum
+{
+  FSG_ENV_INHERIT_CORE,
+  FSG_ENV_INHERIT_ALL,
+  FSG_ENV_INHERIT_NONE,
+} FsgEnvInherit;
+
+#define FSG_POLICY_ERROR (fsg_policy_error_quark ())
+GQuark fsg_policy_error_quark (void);
+
+typedef enum
+{
+  FSG_POLICY_ERROR_SYNTAX,        /* not a key file, or a malformed line */
+  FSG_POLICY_ERROR_UNKNOWN_KEY,   /* unknown group or key */
+  FSG_POLICY_ERROR_INVALID_VALUE, /* bad boolean, duration, size, name, glob, variable */
+  FSG_POLICY_ERROR_RELATIVE_PATH, /* relative path where an absolute one is required */
+  FSG_POLICY_ERROR_MISSING_ROOT,  /* a root does not exist and was not marked optional */
+  FSG_POLICY_ERROR_NOT_FOUND,     /* a policy file or include does not exist */
+  FSG_POLICY_ERROR_UNKNOWN_PROFILE,
+  FSG_POLICY_ERROR_CONFLICT,      /* two files name different base profiles */
+  FSG_POLICY_ERROR_TOO_DEEP,      /* include nesting or a cycle */
+} FsgPolicyError;
+
+/* ---- Building ---------------------------------------------------------- */
+
+typedef struct _FsgPolicyBuilder FsgPolicyBuilder;
+
+/* @cwd, @home: absolute paths used for relative command-line paths, `${CWD}`,
+ * `~` and `${HOME}`. @runtime_dir: `${XDG_RUNTIME_DIR}`, may be NULL (unset).
+ * (transfer full) */
+FsgPolicyBuilder *fsg_policy_builder_new (const char *cwd,
+                                          const char *home,
+                                          const char *runtime_dir);
+/* A builder for the calling process: the current directory, $HOME (or the
+ * passwd entry), $XDG_RUNTIME_DIR. */
+FsgPolicyBuilder *fsg_policy_builder_new_for_process (void);
+void fsg_policy_builder_free (FsgPolicyBuilder *builder);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgPolicyBuilder, fsg_policy_builder_free)
+
+/* The base profile; overrides any `profile =` in policy files. */
+gboolean fsg_policy_builder_set_profile (FsgPolicyBuilder *builder,
+                                         const char *name,
+                                         GError **error);
+/* Parse a policy file now (syntax, keys, values, globs; file:line errors).
+ * Roots are canonicalised by fsg_policy_builder_finish(). */
+gboolean fsg_policy_builder_add_file (FsgPolicyBuilder *builder,
+                                      const char *path,
+                                      GError **error);
+/* Parse policy text; @name appears in origins and errors as a file name. */
+gboolean fsg_policy_builder_add_data (FsgPolicyBuilder *builder,
+                                      const char *name,
+                                      const char *data,
+                                      gssize len,
+                                      GError **error);
+/* Command-line layer. @flag is the origin shown by explain ("--rw").
+ * Relative paths resolve against the builder's cwd. */
+gboolean fsg_policy_builder_add_rule (FsgPolicyBuilder *builder,
+                                      FsgRuleKind kind,
+                                      const char *value,
+                                      const char *flag,
+                                      GError **error);
+/* Command-line layer for the settings; @value is parsed as in a file
+ * ("10s", "1MiB", "true"). @key is a file key such as "timeout". */
+gboolean fsg_policy_builder_set (FsgPolicyBuilder *builder,
+                                 const char *key,
+                                 const char *value,
+                                 const char *flag,
+                                 GError **error);
+/* Apply the layers, canonicalise roots, compile the decision engine.
+ * The builder may not be used afterwards except to free it. (transfer full) */
+FsgPolicy *fsg_policy_builder_finish (FsgPolicyBuilder *builder, GError **error);
+
+/* Built-in profile names, NULL-terminated; the first is the default. */
+const char *const *fsg_policy_profile_names (void);
+/* The text of a built-in profile as a policy file, or NULL. */
+const char *fsg_policy_profile_text (const char *name);
+/* One-line description of a built-in profile, or NULL. */
+const char *fsg_policy_profile_summary (const char *name);
+
+/* ---- Querying ---------------------------------------------------------- */
+
+void fsg_policy_free (FsgPolicy *policy);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgPolicy, fsg_policy_free)
+
+/* The state of "/", the root of the view. */
+FsgPathState fsg_policy_root_state (const FsgPolicy *policy);
+/* The state of @name (one component, no '/', not "." or "..") inside a
+ * directory whose state is @parent. Thread-safe, no allocation in the
+ * common case. */
+FsgPathState fsg_policy_child_state (const FsgPolicy *policy,
+                                     const FsgPathState *parent,
+                                     const char *name);
+/* Whole-path decision for an absolute, normalised path ("/a/b"). */
+FsgPathState fsg_policy_decide (const FsgPolicy *policy, const char *path);
+
+/* TRUE when every rule that could match below @a matches below @b in the same
+ * way: moving a directory from @a to @b cannot carry a path into or out of a
+ * rule. Both must be states of the same policy. */
+gboolean fsg_path_state_same_scope (const FsgPathState *a, const FsgPathState *b);
+
+/* For a state with FSG_STATE_ALIAS: the symlink target to show. */
+const char *fsg_policy_alias_target (const FsgPolicy *policy, const FsgPathState *state);
+
+/* Names that lead from a synthetic directory toward roots, for readdir of a
+ * synthetic directory. (transfer container) NULL-terminated; may be empty. */
+const char **fsg_policy_synthetic_children (const FsgPolicy *policy,
+                                            const FsgPathState *state);
+
+/* Rules in order; never NULL. */
+const FsgRule *const *fsg_policy_rules (const FsgPolicy *policy, guint *out_n);
+/* Literal (non-glob) deny-read paths, canonical where they exist; for
+ * identity (st_dev, st_ino) checks. NULL-terminated, owned by the policy. */
+const char *const *fsg_policy_literal_deny_read (const FsgPolicy *policy);
+
+gboolean fsg_policy_network_allowed (const FsgPolicy *policy);
+gboolean fsg_policy_hide_denied (const FsgPolicy *policy);
+guint64 fsg_policy_timeout_ms (const FsgPolicy *policy);    /* 0: none */
+guint64 fsg_policy_kill_after_ms (const FsgPolicy *policy); /* default 2000 */
+guint64 fsg_policy_output_cap (const FsgPolicy *policy);    /* bytes, default 1 MiB */
+const char *fsg_policy_profile (const FsgPolicy *policy);   /* base profile name */
+
+/* The environment for the sandboxed command, built from @envp by the
+ * [environment] rules (without the FSGATE_SANDBOX* markers, which the runner
+ * adds). (transfer full) */
+char **fsg_policy_build_environ (const FsgPolicy *policy, const char *const *envp);
+
+/* The effective policy as a key file that parses back to the same policy
+ * (with `profile = none`). (transfer full) */
+char *fsg_policy_to_keyfile (const FsgPolicy *policy);
+
+/* ---- Explaining -------------------------------------------------------- */
+
+const char *fsg_access_to_string (FsgAccess access); /* "rw", "ro", "deny", "absent" */
+const char *fsg_rule_kind_to_key (FsgRuleKind kind); /* "writable", "readonly", "deny-read", "deny-write" */
+/* "deny-read ~/.ssh (profile workspace-write)", "ancestor of writable /p (--rw)",
+ * "no rule: not under any root". (transfer full) */
+char *fsg_path_state_describe (const FsgPolicy *policy, const FsgPathState *state);
+
+/* ---- Values shared with the command line ------------------------------- */
+
+gboolean fsg_parse_duration (const char *text, guint64 *out_ms, GError **error);
+gboolean fsg_parse_size (const char *text, guint64 *out_bytes, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Facility gates and temporary trees for the GLib tests.
+ */
+#include "config.h"
+
+#include "tests/lib/testlib.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <string.h>
+#include <unistd.h>
+
+void
+fsg_test_skip_or_fail (const char *reason)
+{
+  if (g_getenv ("FSGATE_TESTS_MUST_RUN") != NULL)
+    g_test_fail_printf ("%s, and FSGATE_TESTS_MUST_RUN is set", reason);
+  else
+    g_test_skip (reason);
+}
+
+gboolean
+fsg_test_require_root (void)
+{
+  if (geteuid () == 0)
+    return TRUE;
+  fsg_test_skip_or_fail ("needs root");
+  return FALSE;
+}
+
+gboolean
+fsg_test_require_fuse (void)
+{
+  int fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+  if (fd >= 0)
+    {
+      close (fd);
+      return TRUE;
+    }
+  {
+    g_autofree char *why = g_strdup_printf ("needs /dev/fuse (%s)", g_strerror (errno));
+    fsg_test_skip_or_fail (why);
+  }
+  return FALSE;
+}
+
+gboolean
+fsg_test_require_userns (void)
+{
+  pid_t pid = fork ();
+  int status = 0;
+
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    _exit (unshare (CLONE_NEWUSER) == 0 ? 0 : 1);
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return TRUE;
+  fsg_test_skip_or_fail ("needs unprivileged user namespaces (unshare(CLONE_NEWUSER) failed)");
+  return FALSE;
+}
+
+char *
+fsg_test_tmpdir_new (const char *tag)
+{
+  g_autofree char *tmpl = g_strdup_printf ("fsgate-test-%s-XXXXXX", tag ? tag : "t");
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp (tmpl, &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+static void
+rm_rf_at (int dfd, const char *name, dev_t dev)
+{
+  struct stat st;
+
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  if (S_ISDIR (st.st_mode))
+    {
+      int fd;
+      DIR *d;
+      struct dirent *de;
+
+      if (st.st_dev != dev)
+        return; /* never descend into a mount left behind */
+      fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        return;
+      fchmod (fd, 0700);
+      d = fdopendir (fd);
+      if (d == NULL)
+        {
+          close (fd);
+          return;
+        }
+      while ((de = readdir (d)) != NULL)
+        {
+          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+            continue;
+          rm_rf_at (dirfd (d), de->d_name, dev);
+        }
+      closedir (d);
+      unlinkat (dfd, name, AT_REMOVEDIR);
+    }
+  else
+    unlinkat (dfd, name, 0);
+}
+
+void
+fsg_test_rm_rf (const char *path)
+{
+  struct stat st;
+
+  if (path == NULL || lstat (path, &st) < 0)
+    return;
+  rm_rf_at (AT_FDCWD, path, st.st_dev);
+}
+
+void
+fsg_test_tmpdir_free (char *path)
+{
+  if (path == NULL)
+    return;
+  fsg_test_rm_rf (path);
+  g_free (path);
+}
+
+void
+fsg_test_mkdir (const char *dir, const char *relpath)
+{
+  g_autofree char *p = g_build_filename (dir, relpath, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (p, 0755), ==, 0);
+}
+
+void
+fsg_test_write_file (const char *dir, const char *relpath, const char *contents)
+{
+  g_autofree char *p = g_build_filename (dir, relpath, NULL);
+  g_autofree char *parent = g_path_get_dirname (p);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
+  g_file_set_contents (p, contents, -1, &error);
+  g_assert_no_error (error);
+}

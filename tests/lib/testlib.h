@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Helpers for the GLib test programs: gate tests on facilities (root,
+ * /dev/fuse, user namespaces) with a clear skip reason that turns into a
+ * failure when FSGATE_TESTS_MUST_RUN is set (CI sets it), and temporary
+ * directories that are removed even when a test fails.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Each returns TRUE when the facility is present; otherwise it skips the
+ * current test (or fails it under FSGATE_TESTS_MUST_RUN) and returns FALSE,
+ * and the test must return at once. */
+gboolean fsg_test_require_root (void);
+gboolean fsg_test_require_fuse (void);
+gboolean fsg_test_require_userns (void);
+
+/* Skip (or fail under FSGATE_TESTS_MUST_RUN) with a reason. */
+void fsg_test_skip_or_fail (const char *reason);
+
+/* A new directory under $TMPDIR; removed recursively by fsg_test_tmpdir_free().
+ * (transfer full) */
+char *fsg_test_tmpdir_new (const char *tag);
+void fsg_test_tmpdir_free (char *path);
+
+/* Write @contents to @dir/@relpath, creating parent directories. */
+void fsg_test_write_file (const char *dir, const char *relpath, const char *contents);
+/* mkdir -p @dir/@relpath */
+void fsg_test_mkdir (const char *dir, const char *relpath);
+/* rm -rf that never crosses into another filesystem (mount points are skipped). */
+void fsg_test_rm_rf (const char *path);
+
+G_END_DECLS
