@@ -355,13 +355,12 @@ fsg_policy_compile (FsgPolicy *policy)
           end = add_chain (policy, policy->top, rule->comps, TRUE);
           end->root = rule; /* the later root at the same path wins */
           mark_below_root (policy, rule->comps, rule);
-          if (rule->alias_path)
+          if (rule->alias_comps)
             {
-              g_auto (GStrv) acomps = fsg_path_split (rule->alias_path);
-              FsgNode *a = add_chain (policy, policy->top, acomps, TRUE);
+              FsgNode *a = add_chain (policy, policy->top, rule->alias_comps, TRUE);
               if (a->alias == NULL)
                 a->alias = rule;
-              mark_below_root (policy, acomps, rule);
+              mark_below_root (policy, rule->alias_comps, rule);
             }
           break;
 
@@ -667,47 +666,55 @@ fsg_path_split (const char *path)
   return (char **) g_ptr_array_free (out, FALSE);
 }
 
-/* Does the pattern @pat (components, "**" = zero or more) match exactly the
- * @n names in @names? */
+/* Compare a literal pattern component (backslash escapes) with a name,
+ * without allocating. */
 static gboolean
-comps_match (char *const *pat, char *const *names, guint n)
+literal_equal (const char *pat, const char *name)
 {
-  if (pat[0] == NULL)
+  for (;; pat++, name++)
+    {
+      if (*pat == '\\' && pat[1])
+        pat++;
+      if (*pat != *name)
+        return FALSE;
+      if (*pat == '\0')
+        return TRUE;
+    }
+}
+
+/* Does the pattern @pat[0..m) (components, "**" = zero or more) match
+ * exactly the @n names in @names? */
+static gboolean
+comps_match (char *const *pat, guint m, char *const *names, guint n)
+{
+  if (m == 0)
     return n == 0;
   if (strcmp (pat[0], "**") == 0)
     {
       for (guint k = 0; k <= n; k++)
-        if (comps_match (pat + 1, names + k, n - k))
+        if (comps_match (pat + 1, m - 1, names + k, n - k))
           return TRUE;
       return FALSE;
     }
   if (n == 0)
     return FALSE;
-  if (fsg_glob_has_magic (pat[0]))
-    {
-      if (!fsg_glob_match (pat[0], names[0]))
-        return FALSE;
-    }
-  else
-    {
-      g_autofree char *lit = fsg_glob_unescape (pat[0]);
-      if (strcmp (lit, names[0]) != 0)
-        return FALSE;
-    }
-  return comps_match (pat + 1, names + 1, n - 1);
-}
-
-static gboolean
-rule_matches (const FsgRuleImpl *rule, char *const *names, guint n)
-{
-  return comps_match (rule->comps, names, n) ||
-         (rule->comps_canon && comps_match (rule->comps_canon, names, n));
+  if (fsg_glob_has_magic (pat[0]) ? !fsg_glob_match (pat[0], names[0])
+                                  : !literal_equal (pat[0], names[0]))
+    return FALSE;
+  return comps_match (pat + 1, m - 1, names + 1, n - 1);
 }
 
 static guint
 strv_len0 (char *const *v)
 {
   return v ? g_strv_length ((char **) v) : 0;
+}
+
+static gboolean
+rule_matches (const FsgRuleImpl *rule, char *const *names, guint n)
+{
+  return comps_match (rule->comps, strv_len0 (rule->comps), names, n) ||
+         (rule->comps_canon && comps_match (rule->comps_canon, strv_len0 (rule->comps_canon), names, n));
 }
 
 /* Is the literal path @p (n names) equal to or an ancestor of @names (k)? */
@@ -732,15 +739,8 @@ rule_position_here (const FsgRuleImpl *rule, char *const *names, guint k)
       guint m = strv_len0 (comps);
 
       for (guint j = 1; j <= m; j++)
-        {
-          g_autofree char **head = NULL;
-          if (strcmp (comps[j - 1], "**") == 0)
-            continue;
-          head = g_new0 (char *, j + 1);
-          memcpy (head, comps, j * sizeof (char *));
-          if (comps_match (head, names, k))
-            return TRUE;
-        }
+        if (strcmp (comps[j - 1], "**") != 0 && comps_match (comps, j, names, k))
+          return TRUE;
     }
   return FALSE;
 }
@@ -783,9 +783,9 @@ fsg_policy_decide (const FsgPolicy *policy, const char *path)
               if (below == NULL)
                 below = rule;
             }
-          if (rule->alias_path)
+          if (rule->alias_comps)
             {
-              g_auto (GStrv) acomps = fsg_path_split (rule->alias_path);
+              char **acomps = rule->alias_comps;
               guint an = g_strv_length (acomps);
               if (is_prefix (names, k, acomps, an))
                 {
@@ -864,12 +864,9 @@ fsg_policy_decide (const FsgPolicy *policy, const char *path)
         {
           if (is_prefix (names, n, rule->comps, strv_len0 (rule->comps)))
             state.flags |= FSG_STATE_PROTECTED;
-          if (rule->alias_path)
-            {
-              g_auto (GStrv) acomps = fsg_path_split (rule->alias_path);
-              if (is_prefix (names, n, acomps, g_strv_length (acomps)))
-                state.flags |= FSG_STATE_PROTECTED;
-            }
+          if (rule->alias_comps &&
+              is_prefix (names, n, rule->alias_comps, g_strv_length (rule->alias_comps)))
+            state.flags |= FSG_STATE_PROTECTED;
         }
       else if (rule_position_here (rule, names, n))
         state.flags |= FSG_STATE_PROTECTED;

@@ -1142,6 +1142,7 @@ rule_impl_free (gpointer data)
   g_strfreev (r->comps);
   g_strfreev (r->comps_canon);
   g_free (r->alias_path);
+  g_strfreev (r->alias_comps);
   g_free (r->alias_target);
   g_free (r);
 }
@@ -1174,8 +1175,9 @@ apply_rule (FsgPolicy *policy, const Entry *e, GError **error)
         }
       r->pub.path = real;
       r->comps = fsg_path_split (real);
-      if (strcmp (real, e->value) != 0)
-        find_alias (e->value, &r->alias_path, &r->alias_target);
+      if (strcmp (real, e->value) != 0 &&
+          find_alias (e->value, &r->alias_path, &r->alias_target))
+        r->alias_comps = fsg_path_split (r->alias_path);
     }
   else
     {

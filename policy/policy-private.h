@@ -69,6 +69,7 @@ typedef struct
   char **comps_canon; /* NULL when equal to comps */
   /* Roots given through a symlink: where the view shows that symlink. */
   char *alias_path;
+  char **alias_comps;
   char *alias_target;
 } FsgRuleImpl;
 
