@@ -281,8 +281,21 @@ valid_env_name (const char *name, gsize len)
 /* Expand a leading '?' (optional), '~', ${CWD}, ${HOME}, ${XDG_RUNTIME_DIR}
  * and '$$'. Sets *out_skip when an optional entry refers to an unset
  * variable. (transfer full) */
+static void
+append_value (GString *s, const char *val, gboolean escape)
+{
+  for (const char *q = val; *q; q++)
+    {
+      if (escape && (*q == '*' || *q == '?' || *q == '[' || *q == '\\'))
+        g_string_append_c (s, '\\');
+      g_string_append_c (s, *q);
+    }
+}
+
+/* @escape: the result is a glob pattern, so what a variable or '~' expands
+ * to is escaped and always matches literally. */
 static char *
-expand (FsgPolicyBuilder *b, const char *value, gboolean *out_optional,
+expand (FsgPolicyBuilder *b, const char *value, gboolean escape, gboolean *out_optional,
         gboolean *out_skip, GError **error)
 {
   GString *s = g_string_new (NULL);
@@ -297,7 +310,7 @@ expand (FsgPolicyBuilder *b, const char *value, gboolean *out_optional,
     }
   if (p[0] == '~' && (p[1] == '\0' || p[1] == '/'))
     {
-      g_string_append (s, b->home);
+      append_value (s, b->home, escape);
       p++;
     }
   while (*p)
@@ -350,13 +363,30 @@ expand (FsgPolicyBuilder *b, const char *value, gboolean *out_optional,
               g_string_free (s, TRUE);
               return NULL;
             }
-          g_string_append (s, val);
+          append_value (s, val, escape);
           p = end + 1;
         }
       else
         g_string_append_c (s, *p++);
     }
   return g_string_free (s, FALSE);
+}
+
+/* A trailing "**" matches one or more names: x, "**" becomes x, "*", "**"
+ * (with "**" meaning zero or more everywhere else). Done when the rule is
+ * compiled, so the normalised text keeps the form the user wrote. */
+static void
+expand_trailing_star (char ***comps)
+{
+  guint n = g_strv_length (*comps);
+
+  if (n == 0 || strcmp ((*comps)[n - 1], "**") != 0)
+    return;
+  *comps = g_renew (char *, *comps, n + 2);
+  g_free ((*comps)[n - 1]);
+  (*comps)[n - 1] = g_strdup ("*");
+  (*comps)[n] = g_strdup ("**");
+  (*comps)[n + 1] = NULL;
 }
 
 /* Normalise a deny pattern into components. Returns the normalised text:
@@ -432,14 +462,6 @@ normalise_pattern (const char *pattern, gboolean *out_anchored, GError **error)
                    "pattern '%s' matches the whole view; name what to deny", pattern);
       return NULL;
     }
-  /* A trailing "**" matches one or more names: x, "**" becomes x, "*", "**". */
-  if (strcmp (comps->pdata[comps->len - 1], "**") == 0)
-    {
-      g_free (comps->pdata[comps->len - 1]);
-      comps->pdata[comps->len - 1] = g_strdup ("*");
-      g_ptr_array_add (comps, g_strdup ("**"));
-    }
-
   out = g_string_new (NULL);
   for (guint i = 0; i < comps->len; i++)
     {
@@ -458,6 +480,8 @@ normalise_pattern (const char *pattern, gboolean *out_anchored, GError **error)
   *out_anchored = anchored;
   return g_string_free (out, FALSE);
 }
+
+static char *escape_glob (const char *name);
 
 /* ---- Entries ----------------------------------------------------------- */
 
@@ -511,7 +535,8 @@ add_rule_value (FsgPolicyBuilder *b, GPtrArray *out, FsgRuleKind kind, const cha
         }
       return TRUE; /* "a;;b" or a trailing ';' */
     }
-  value = expand (b, raw, &optional, &skip, &local);
+  value = expand (b, raw, kind == FSG_RULE_DENY_READ || kind == FSG_RULE_DENY_WRITE,
+                  &optional, &skip, &local);
   if (value == NULL)
     {
       g_set_error (error, FSG_POLICY_ERROR, local->code, "%s: %s", where, local->message);
@@ -548,7 +573,10 @@ add_rule_value (FsgPolicyBuilder *b, GPtrArray *out, FsgRuleKind kind, const cha
 
       if (from_cli && value[0] != '/' && strchr (value, '/') != NULL &&
           !g_str_has_prefix (value, "**/"))
-        pat = g_build_filename (b->cwd, value, NULL);
+        {
+          g_autofree char *cwd = escape_glob (b->cwd);
+          pat = g_build_filename (cwd, value, NULL);
+        }
       else
         pat = g_strdup (value);
       norm = normalise_pattern (pat, &anchored, &local);
@@ -856,9 +884,18 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
               g_autofree char *full = NULL;
               gboolean optional, skip;
 
-              if (values[j][0] == '\0')
+              const char *v = values[j];
+              gboolean opt_include = FALSE;
+
+              if (v[0] == '\0')
                 continue;
-              expanded = expand (b, values[j], &optional, &skip, &local);
+              /* any include may be optional, relative names too */
+              if (v[0] == '?')
+                {
+                  opt_include = TRUE;
+                  v++;
+                }
+              expanded = expand (b, v, FALSE, &optional, &skip, &local);
               if (expanded == NULL)
                 {
                   g_set_error (error, FSG_POLICY_ERROR, local->code, "%s: %s", where, local->message);
@@ -876,7 +913,7 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
                                "%s: '%s' is relative and %s has no directory", where, values[j], name);
                   return FALSE;
                 }
-              if (optional && !g_file_test (full, G_FILE_TEST_EXISTS))
+              if ((optional || opt_include) && !g_file_test (full, G_FILE_TEST_EXISTS))
                 continue;
               if (!parse_file_at (b, full, full, depth + 1, &local))
                 {
@@ -1195,8 +1232,10 @@ apply_rule (FsgPolicy *policy, const Entry *e, GError **error)
               r->comps[1] = g_strdup (e->value);
             }
         }
-      for (guint i = 0; r->comps[i]; i++)
+      /* the implicit leading "**" of a floating name does not make it a glob */
+      for (guint i = e->anchored || g_str_has_prefix (e->value, "**/") ? 0 : 1; r->comps[i]; i++)
         r->pub.is_glob |= strcmp (r->comps[i], "**") == 0 || fsg_glob_has_magic (r->comps[i]);
+      expand_trailing_star (&r->comps);
       if (e->anchored)
         r->comps_canon = canonical_comps (r->comps);
     }

@@ -129,6 +129,7 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   for (guint i = 0; i < policy->rules->len; i++)
     {
       const FsgRuleImpl *r = policy->rules->pdata[i];
+      const char *written;
       gboolean shadowed = FALSE;
 
       if (r->pub.kind == FSG_RULE_WRITABLE || r->pub.kind == FSG_RULE_READONLY)
@@ -142,7 +143,16 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
             }
           if (shadowed)
             continue;
-          g_ptr_array_add (lists[r->pub.kind], escape_value (r->pub.pattern));
+          /* keep a symlink alias that an earlier root at this path brought */
+          written = r->pub.pattern;
+          for (guint j = 0; j < i && r->alias_path == NULL; j++)
+            {
+              const FsgRuleImpl *o = policy->rules->pdata[j];
+              if ((o->pub.kind == FSG_RULE_WRITABLE || o->pub.kind == FSG_RULE_READONLY) &&
+                  o->alias_path && strcmp (o->pub.path, r->pub.path) == 0)
+                written = o->pub.pattern;
+            }
+          g_ptr_array_add (lists[r->pub.kind], escape_value (written));
         }
       else
         g_ptr_array_add (lists[r->pub.kind], escape_value (r->pub.path));
@@ -177,7 +187,6 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   body = g_key_file_to_data (kf, NULL, NULL);
   for (guint i = 0; i < 4; i++)
     g_ptr_array_unref (lists[i]);
-  return g_strconcat ("# The effective fsgate policy (base profile: ", policy->profile,
-                      "), flattened:\n# `fsgate policy --profile none --policy THIS-FILE` "
-                      "gives the same policy.\n", body, NULL);
+  return g_strconcat ("# The effective fsgate policy, flattened: parsing this file\n"
+                      "# (fsgate policy --policy THIS-FILE) gives the same policy.\n", body, NULL);
 }
