@@ -35,6 +35,11 @@ typedef struct
    * (the runner mounts /proc, /dev, /tmp over them). NULL-terminated, may be NULL. */
   const char *const *stub_dirs;
   gboolean debug;             /* log every request with g_debug */
+  /* Support user.* extended attributes. Off by default: a filesystem that
+   * answers getxattr costs one GETXATTR(security.capability) round trip per
+   * write(2); with this off, the first getxattr gets ENOSYS and the kernel
+   * stops asking. security.*, trusted.* and system.* are never writable. */
+  gboolean user_xattrs;
 } FsgFsOptions;
 
 /* @policy is borrowed and must outlive @fs. (transfer full) */
@@ -57,6 +62,9 @@ gboolean fsg_fs_take_fuse_fd (FsgFs *fs, int fuse_fd, GError **error);
 gboolean fsg_fs_start (FsgFs *fs, GError **error);
 /* Block until the session ends (unmount, fsg_fs_stop(), or the connection aborts). */
 void fsg_fs_wait (FsgFs *fs);
+/* An fd that becomes readable once the session has ended (for poll()
+ * together with a signalfd). Owned by @fs. */
+int fsg_fs_get_wait_fd (FsgFs *fs);
 /* Ask the session to end and wait for the workers; unmounts what
  * fsg_fs_mount() mounted. Safe to call more than once. */
 void fsg_fs_stop (FsgFs *fs);

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Lifecycle of the FUSE policy view: open every root and record the
+ * identities of literal deny-read paths before anything is mounted, mount
+ * (or adopt a /dev/fuse fd mounted elsewhere), serve on libfuse's
+ * multi-threaded loop in a background thread, stop and unmount.
+ *
+ * Nothing here resolves a path after the session is started: the roots are
+ * opened with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS) while the
+ * mount does not exist yet, so a view that contains its own mount point
+ * never walks into itself.
+ */
+#include "config.h"
+
+#include "fsgate/fs-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* Sent to the loop thread to interrupt its sem_wait() after
+ * fuse_session_exit(); the handler does nothing. */
+#define FSG_WAKE_SIGNAL (SIGRTMIN + 6)
+
+static void
+raise_nofile_limit (void)
+{
+  struct rlimit rl;
+
+  /* One O_PATH fd per inode the kernel remembers. */
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      (void) setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int
+open_root (const char *path)
+{
+  struct open_how how = { 0 };
+
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+static void
+close_fd_value (gpointer p)
+{
+  int fd = GPOINTER_TO_INT (p) - 1;
+
+  if (fd >= 0)
+    close (fd);
+}
+
+static guint
+devino_hash (gconstpointer p)
+{
+  const FsgDevIno *k = p;
+
+  return (guint) (k->ino ^ (k->ino >> 32) ^ (k->dev * 31));
+}
+
+static gboolean
+devino_equal (gconstpointer a, gconstpointer b)
+{
+  const FsgDevIno *x = a, *y = b;
+
+  return x->dev == y->dev && x->ino == y->ino;
+}
+
+/* "/a//b/" -> "/a/b"; NULL if not absolute or with "." / ".." components. */
+static char *
+normalise_view_path (const char *path)
+{
+  g_auto(GStrv) parts = NULL;
+  GString *out;
+
+  if (path == NULL || path[0] != '/')
+    return NULL;
+  parts = g_strsplit (path, "/", -1);
+  out = g_string_new (NULL);
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      if (parts[i][0] == '\0')
+        continue;
+      if (strcmp (parts[i], ".") == 0 || strcmp (parts[i], "..") == 0)
+        {
+          g_string_free (out, TRUE);
+          return NULL;
+        }
+      g_string_append_c (out, '/');
+      g_string_append (out, parts[i]);
+    }
+  if (out->len == 0)
+    {
+      g_string_free (out, TRUE);
+      return NULL;
+    }
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+add_stub (FsgFs *fs, const char *stub, GError **error)
+{
+  g_autofree char *path = normalise_view_path (stub);
+  char *child;
+
+  if (path == NULL)
+    return fsg_throw (error, "stub directory '%s' is not an absolute path below '/'", stub);
+  g_hash_table_add (fs->stubs, g_strdup (path));
+  /* Register @path's name in each ancestor, up to "/". */
+  child = g_strdup (path);
+  for (;;)
+    {
+      char *slash = strrchr (child, '/');
+      g_autofree char *parent = slash == child ? g_strdup ("/") : g_strndup (child, slash - child);
+      GPtrArray *names = g_hash_table_lookup (fs->stub_parents, parent);
+      const char *name = slash + 1;
+      gboolean found = FALSE;
+
+      if (names == NULL)
+        {
+          names = g_ptr_array_new_with_free_func (g_free);
+          g_hash_table_insert (fs->stub_parents, g_strdup (parent), names);
+        }
+      for (guint i = 0; i < names->len; i++)
+        if (strcmp (names->pdata[i], name) == 0)
+          found = TRUE;
+      if (!found)
+        g_ptr_array_add (names, g_strdup (name));
+      g_free (child);
+      child = g_steal_pointer (&parent);
+      if (strcmp (child, "/") == 0)
+        break;
+    }
+  g_free (child);
+  return TRUE;
+}
+
+FsgFs *
+fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error)
+{
+  g_autoptr(FsgFs) fs = g_new0 (FsgFs, 1);
+  const FsgRule *const *rules;
+  const char *const *denied;
+  FsgPathState rs;
+  guint n_rules = 0;
+  int n;
+
+  g_mutex_init (&fs->lock);
+  g_rw_lock_init (&fs->ns_lock);
+  g_mutex_init (&fs->done_lock);
+  g_cond_init (&fs->done_cond);
+  fs->done_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  fs->root_fds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, close_fd_value);
+  fs->deny_ids = g_hash_table_new_full (devino_hash, devino_equal, g_free, NULL);
+  fs->stubs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  fs->stub_parents = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                            (GDestroyNotify) g_ptr_array_unref);
+  fsg_inode_tables_init (fs);
+  if (fs->done_fd < 0)
+    return fsg_throw_errno (error, "eventfd"), NULL;
+
+  fs->policy = policy;
+  fs->audit_fd = -1;
+  if (options != NULL)
+    {
+      fs->audit_level = options->audit_level;
+      fs->audit_fd = options->audit_fd;
+      fs->audit_func = options->audit_func;
+      fs->audit_data = options->audit_data;
+      fs->debug = options->debug;
+      fs->user_xattrs = options->user_xattrs;
+      for (guint i = 0; options->stub_dirs != NULL && options->stub_dirs[i] != NULL; i++)
+        if (!add_stub (fs, options->stub_dirs[i], error))
+          return NULL;
+    }
+  fs->hide_denied = fsg_policy_hide_denied (policy);
+  fs->is_root = geteuid () == 0;
+  fs->start_time = g_get_real_time ();
+  raise_nofile_limit ();
+
+  n = getgroups (0, NULL);
+  if (n > 0)
+    {
+      fs->saved_groups = g_new0 (gid_t, n);
+      fs->n_saved_groups = getgroups (n, fs->saved_groups);
+      if (fs->n_saved_groups < 0)
+        fs->n_saved_groups = 0;
+    }
+
+  /* Open every root now, before any mount exists (never walk into our own
+   * mount), refusing symlinks anywhere in the canonical path. */
+  rules = fsg_policy_rules (policy, &n_rules);
+  for (guint i = 0; i < n_rules; i++)
+    {
+      const FsgRule *rule = rules[i];
+      int fd;
+
+      if (rule->kind != FSG_RULE_WRITABLE && rule->kind != FSG_RULE_READONLY)
+        continue;
+      if (rule->kind == FSG_RULE_WRITABLE)
+        fs->writeback = TRUE;
+      if (rule->path == NULL || g_hash_table_contains (fs->root_fds, rule->path))
+        continue;
+      fd = open_root (rule->path);
+      if (fd < 0)
+        {
+          if (errno == ENOENT)
+            continue; /* optional root; the policy reported required ones */
+          return fsg_throw_errno (error, "open root '%s' (%s)", rule->path, rule->origin), NULL;
+        }
+      g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
+    }
+
+  /* Literal deny-read paths are also denied by identity, wherever another
+   * hard link or bind mount of the same file shows up in the view. */
+  denied = fsg_policy_literal_deny_read (policy);
+  for (guint i = 0; denied != NULL && denied[i] != NULL; i++)
+    {
+      struct stat st;
+      FsgDevIno *id;
+
+      if (fstatat (AT_FDCWD, denied[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      id = g_new0 (FsgDevIno, 1);
+      id->dev = st.st_dev;
+      id->ino = st.st_ino;
+      g_hash_table_add (fs->deny_ids, id);
+    }
+
+  rs = fsg_policy_root_state (policy);
+  if (rs.flags & FSG_STATE_SYNTHETIC)
+    fs->root = fsg_inode_new_root (fs, -1, NULL, rs);
+  else
+    {
+      gpointer v = g_hash_table_lookup (fs->root_fds, "/");
+      struct stat st;
+      int fd;
+
+      if (v == NULL)
+        return fsg_throw (error, "the view root '/' is a root but could not be opened"), NULL;
+      fd = fcntl (GPOINTER_TO_INT (v) - 1, F_DUPFD_CLOEXEC, 3);
+      if (fd < 0 || fstat (fd, &st) < 0)
+        return fsg_throw_errno (error, "open '/'"), NULL;
+      fs->root = fsg_inode_new_root (fs, fd, &st, rs);
+    }
+
+  return g_steal_pointer (&fs);
+}
+
+static struct fuse_session *
+new_session (FsgFs *fs, gboolean mount_opts, GError **error)
+{
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
+  struct fuse_args args;
+  struct fuse_session *se;
+
+  g_ptr_array_add (argv, g_strdup ("fsgate"));
+  if (mount_opts)
+    {
+      /* nosuid,nodev are libfuse's defaults and are never turned off. */
+      g_ptr_array_add (argv, g_strdup ("-o"));
+      g_ptr_array_add (argv, g_strdup_printf ("default_permissions,fsname=fsgate,subtype=fsgate%s",
+                                              fs->is_root ? ",allow_other" : ""));
+    }
+  if (fs->debug)
+    g_ptr_array_add (argv, g_strdup ("-d"));
+  args.argc = argv->len;
+  args.argv = (char **) argv->pdata;
+  args.allocated = 0;
+  se = fuse_session_new (&args, &fsg_fs_ops, sizeof fsg_fs_ops, fs);
+  fuse_opt_free_args (&args);
+  g_ptr_array_unref (argv);
+  if (se == NULL)
+    fsg_throw (error, "cannot create the FUSE session");
+  return se;
+}
+
+gboolean
+fsg_fs_mount (FsgFs *fs, const char *mountpoint, GError **error)
+{
+  struct statx stx;
+
+  if (fs->se != NULL)
+    return fsg_throw (error, "already mounted or serving a FUSE fd");
+  fs->se = new_session (fs, TRUE, error);
+  if (fs->se == NULL)
+    return FALSE;
+  if (fuse_session_mount (fs->se, mountpoint) != 0)
+    {
+      g_clear_pointer (&fs->se, fuse_session_destroy);
+      return fsg_throw (error, "cannot mount the view at '%s'", mountpoint);
+    }
+  fs->mountpoint = g_strdup (mountpoint);
+  /* Our own st_dev, so that lookups never walk into this mount. An empty
+   * request mask with AT_STATX_DONT_SYNC never sends a request to the
+   * (not yet serving) daemon. */
+  if (statx (AT_FDCWD, mountpoint, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, 0, &stx) == 0)
+    {
+      fs->own_dev = makedev (stx.stx_dev_major, stx.stx_dev_minor);
+      fs->have_own_dev = TRUE;
+    }
+  return TRUE;
+}
+
+char *
+fsg_fs_mount_data (int fuse_fd, uid_t uid, gid_t gid)
+{
+  return g_strdup_printf ("fd=%d,rootmode=40000,user_id=%u,group_id=%u,default_permissions,allow_other",
+                          fuse_fd, (unsigned) uid, (unsigned) gid);
+}
+
+gboolean
+fsg_fs_take_fuse_fd (FsgFs *fs, int fuse_fd, GError **error)
+{
+  g_autofree char *path = NULL;
+
+  if (fs->se != NULL)
+    {
+      close (fuse_fd);
+      return fsg_throw (error, "already mounted or serving a FUSE fd");
+    }
+  fs->se = new_session (fs, FALSE, error);
+  if (fs->se == NULL)
+    {
+      close (fuse_fd);
+      return FALSE;
+    }
+  /* libfuse treats "/dev/fd/N" as an already mounted /dev/fuse fd and
+   * takes ownership of it. */
+  path = g_strdup_printf ("/dev/fd/%d", fuse_fd);
+  if (fuse_session_mount (fs->se, path) != 0)
+    {
+      g_clear_pointer (&fs->se, fuse_session_destroy);
+      close (fuse_fd);
+      return fsg_throw (error, "cannot use FUSE fd %d", fuse_fd);
+    }
+  return TRUE;
+}
+
+static void
+wake_handler (int sig)
+{
+  (void) sig;
+}
+
+static void *
+loop_thread (void *data)
+{
+  FsgFs *fs = data;
+  struct fuse_loop_config *cfg = fuse_loop_cfg_create ();
+  sigset_t set;
+  guint64 one = 1;
+
+  sigemptyset (&set);
+  sigaddset (&set, FSG_WAKE_SIGNAL);
+  pthread_sigmask (SIG_UNBLOCK, &set, NULL);
+
+  fuse_loop_cfg_set_max_threads (cfg, 16);
+  fuse_loop_cfg_set_clone_fd (cfg, 0);
+  (void) fuse_session_loop_mt (fs->se, cfg);
+  fuse_loop_cfg_destroy (cfg);
+
+  g_mutex_lock (&fs->done_lock);
+  fs->finished = TRUE;
+  g_cond_broadcast (&fs->done_cond);
+  g_mutex_unlock (&fs->done_lock);
+  (void) !write (fs->done_fd, &one, sizeof one);
+  return NULL;
+}
+
+gboolean
+fsg_fs_start (FsgFs *fs, GError **error)
+{
+  struct sigaction sa = { 0 };
+  int r;
+
+  if (fs->se == NULL)
+    return fsg_throw (error, "nothing to serve: mount or take a FUSE fd first");
+  if (fs->started)
+    return fsg_throw (error, "already started");
+  /* Pitfall: a cwd inside the view would make the daemon call into itself. */
+  if (chdir ("/") < 0)
+    return fsg_throw_errno (error, "chdir '/'");
+  sa.sa_handler = wake_handler;
+  sigemptyset (&sa.sa_mask);
+  sa.sa_flags = 0; /* no SA_RESTART: interrupt sem_wait() */
+  if (sigaction (FSG_WAKE_SIGNAL, &sa, NULL) < 0)
+    return fsg_throw_errno (error, "sigaction");
+  r = pthread_create (&fs->loop_pthread, NULL, loop_thread, fs);
+  if (r != 0)
+    return fsg_throw_errno_value (error, r, "pthread_create");
+  fs->started = TRUE;
+  return TRUE;
+}
+
+int
+fsg_fs_get_wait_fd (FsgFs *fs)
+{
+  return fs->done_fd;
+}
+
+void
+fsg_fs_wait (FsgFs *fs)
+{
+  if (!fs->started)
+    return;
+  g_mutex_lock (&fs->done_lock);
+  while (!fs->finished)
+    g_cond_wait (&fs->done_cond, &fs->done_lock);
+  g_mutex_unlock (&fs->done_lock);
+}
+
+void
+fsg_fs_stop (FsgFs *fs)
+{
+  if (fs->stopped)
+    return;
+  fs->stopped = TRUE;
+  if (fs->started)
+    {
+      fuse_session_exit (fs->se);
+      for (;;)
+        {
+          gboolean done;
+          gint64 deadline = g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND;
+
+          g_mutex_lock (&fs->done_lock);
+          done = fs->finished;
+          if (!done)
+            {
+              pthread_kill (fs->loop_pthread, FSG_WAKE_SIGNAL);
+              g_cond_wait_until (&fs->done_cond, &fs->done_lock, deadline);
+              done = fs->finished;
+            }
+          g_mutex_unlock (&fs->done_lock);
+          if (done)
+            break;
+        }
+      pthread_join (fs->loop_pthread, NULL);
+    }
+  if (fs->se != NULL && fs->mountpoint != NULL)
+    fuse_session_unmount (fs->se);
+}
+
+void
+fsg_fs_free (FsgFs *fs)
+{
+  if (fs == NULL)
+    return;
+  fsg_fs_stop (fs);
+  g_clear_pointer (&fs->se, fuse_session_destroy);
+  fsg_inode_tables_clear (fs);
+  g_clear_pointer (&fs->root_fds, g_hash_table_unref);
+  g_clear_pointer (&fs->deny_ids, g_hash_table_unref);
+  g_clear_pointer (&fs->stubs, g_hash_table_unref);
+  g_clear_pointer (&fs->stub_parents, g_hash_table_unref);
+  if (fs->done_fd >= 0)
+    close (fs->done_fd);
+  g_free (fs->saved_groups);
+  g_free (fs->mountpoint);
+  g_mutex_clear (&fs->lock);
+  g_rw_lock_clear (&fs->ns_lock);
+  g_mutex_clear (&fs->done_lock);
+  g_cond_clear (&fs->done_cond);
+  g_free (fs);
+}
+
+void
+fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
+{
+  FsgFsStats st = { 0 };
+
+  st.requests = __atomic_load_n (&fs->requests, __ATOMIC_RELAXED);
+  st.denials = __atomic_load_n (&fs->denials, __ATOMIC_RELAXED);
+  g_mutex_lock (&fs->lock);
+  st.inodes = fs->n_inodes;
+  st.open_fds = fs->n_fds;
+  g_mutex_unlock (&fs->lock);
+  *out_stats = st;
+}

@@ -1,0 +1,1306 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The fuse_lowlevel_ops of the policy view. Every handler computes a
+ * negative errno internally and replies exactly once; policy refusals are
+ * audited where they are decided. Host access is relative to O_PATH fds
+ * (*at() with one name component and O_NOFOLLOW / AT_SYMLINK_NOFOLLOW), or
+ * through /proc/self/fd/N, which resolves to the inode itself and never
+ * through a symlink planted by the sandbox.
+ *
+ * Policy is decided at lookup (visibility), at open/create (read/write) and
+ * at every namespace operation (structural rules); data I/O on an open file
+ * needs no further decision, which leaves room for kernel passthrough.
+ *
+ * xattrs: by default the view has none (ENOSYS, so the kernel stops asking
+ * and a write() does not cost a GETXATTR(security.capability) round trip).
+ * With FsgFsOptions.user_xattrs, user.* is read and written, listxattr shows
+ * only user.*, other names read as absent and are never writable.
+ */
+#include "config.h"
+
+#include "fsgate/fs-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+# define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+# define RENAME_EXCHANGE (1 << 1)
+#endif
+
+static inline FsgFs *
+req_fs (fuse_req_t req)
+{
+  FsgFs *fs = fuse_req_userdata (req);
+
+  __atomic_fetch_add (&fs->requests, 1, __ATOMIC_RELAXED);
+  return fs;
+}
+
+static inline void
+proc_fd_path (char *buf, size_t len, int fd)
+{
+  snprintf (buf, len, "/proc/self/fd/%d", fd);
+}
+
+static void
+reply_err (fuse_req_t req, int r)
+{
+  fuse_reply_err (req, r < 0 ? -r : r);
+}
+
+/* Mutating the inode itself (setattr, xattr writes, write opens). */
+static int
+writable_error (const FsgInode *inode, const FsgPathState *s)
+{
+  if (inode->kind != FSG_INODE_HOST || (s->flags & FSG_STATE_SYNTHETIC))
+    return -EROFS;
+  switch (s->access)
+    {
+    case FSG_ACCESS_RW:
+      return 0;
+    case FSG_ACCESS_DENY:
+      return -EACCES;
+    default:
+      return -EROFS;
+    }
+}
+
+static gboolean
+is_stub_name (FsgFs *fs, FsgInode *parent, const char *name)
+{
+  g_autofree char *path = NULL;
+
+  if (!parent->stub_anc)
+    return FALSE;
+  path = fsg_inode_path (fs, parent, name);
+  return g_hash_table_contains (fs->stubs, path) || g_hash_table_contains (fs->stub_parents, path);
+}
+
+/* May the entry @name of @parent be created (@replacing FALSE) or removed /
+ * replaced (@replacing TRUE)? Returns 0 or a negative errno (audited). */
+static int
+check_entry (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+             const char *name, gboolean replacing, FsgPathState *out_state)
+{
+  FsgPathState ps = fsg_inode_get_state (fs, parent);
+  FsgPathState cs;
+  int r;
+
+  if (name[0] == '\0' || strchr (name, '/') != NULL ||
+      strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+    return -EINVAL;
+  if ((r = writable_error (parent, &ps)) < 0)
+    return fsg_fs_deny (fs, req, op, parent, name, &ps, -r);
+  if (is_stub_name (fs, parent, name))
+    return fsg_fs_deny (fs, req, op, parent, name, &ps, EBUSY);
+  cs = fsg_policy_child_state (fs->policy, &ps, name);
+  if (cs.flags & (FSG_STATE_SYNTHETIC | FSG_STATE_ALIAS))
+    return fsg_fs_deny (fs, req, op, parent, name, &cs, EROFS);
+  switch (cs.access)
+    {
+    case FSG_ACCESS_RW:
+      break;
+    case FSG_ACCESS_DENY:
+      return fsg_fs_deny (fs, req, op, parent, name, &cs, EACCES);
+    default:
+      return fsg_fs_deny (fs, req, op, parent, name, &cs, EROFS);
+    }
+  /* Roots, ancestors of roots and paths on the way to a rule may not be
+   * removed or replaced: that would change what the rules match. */
+  if (replacing && (cs.flags & (FSG_STATE_PROTECTED | FSG_STATE_ROOT)))
+    return fsg_fs_deny (fs, req, op, parent, name, &cs, EPERM);
+  if (out_state != NULL)
+    *out_state = cs;
+  return 0;
+}
+
+/* ---- Creating as the caller ------------------------------------------- */
+
+typedef struct
+{
+  gboolean ids;
+  gboolean groups;
+} FsgCreds;
+
+/* setfsuid/setfsgid and the raw setgroups syscall act on the calling thread
+ * only, so a worker can take the caller's identity for one host call. */
+static void
+creds_enter (FsgFs *fs, fuse_req_t req, FsgCreds *c, gboolean with_groups)
+{
+  const struct fuse_ctx *ctx = fuse_req_ctx (req);
+
+  c->ids = c->groups = FALSE;
+  if (!fs->is_root || (ctx->uid == 0 && ctx->gid == 0))
+    return;
+  if (with_groups)
+    {
+      gid_t list[256];
+      int n = fuse_req_getgroups (req, G_N_ELEMENTS (list), list);
+
+      if (n >= 0 && n <= (int) G_N_ELEMENTS (list) && syscall (SYS_setgroups, (size_t) n, list) == 0)
+        c->groups = TRUE;
+    }
+  syscall (SYS_setfsgid, ctx->gid);
+  syscall (SYS_setfsuid, ctx->uid);
+  c->ids = TRUE;
+}
+
+static void
+creds_leave (FsgFs *fs, FsgCreds *c)
+{
+  int errsv = errno;
+
+  if (c->ids)
+    {
+      syscall (SYS_setfsuid, 0);
+      syscall (SYS_setfsgid, 0);
+    }
+  if (c->groups)
+    syscall (SYS_setgroups, (size_t) fs->n_saved_groups, fs->saved_groups);
+  errno = errsv;
+}
+
+/* Run @expr with the caller's fsuid/fsgid; the kernel has already checked
+ * permissions (default_permissions) with all of the caller's groups, so if
+ * the host refuses for lack of supplementary groups, retry with them. */
+#define AS_CALLER(fs, req, expr)                          \
+  ({                                                      \
+    FsgCreds _c;                                          \
+    long _r;                                              \
+    creds_enter ((fs), (req), &_c, FALSE);                \
+    _r = (long) (expr);                                   \
+    if (_r < 0 && errno == EACCES && _c.ids)              \
+      {                                                   \
+        creds_leave ((fs), &_c);                          \
+        creds_enter ((fs), (req), &_c, TRUE);             \
+        _r = (long) (expr);                               \
+      }                                                   \
+    creds_leave ((fs), &_c);                              \
+    _r;                                                   \
+  })
+
+static mode_t
+strip_mode (fuse_req_t req, mode_t mode, gboolean is_dir)
+{
+  const struct fuse_ctx *ctx = fuse_req_ctx (req);
+
+  /* A set-id bit made in the sandbox would be live on the host. */
+  if (ctx->uid != 0)
+    {
+      mode &= ~S_ISUID;
+      if (!is_dir)
+        mode &= ~S_ISGID;
+    }
+  return mode;
+}
+
+/* ---- Lookup, forget, attributes --------------------------------------- */
+
+static void
+op_init (void *userdata, struct fuse_conn_info *conn)
+{
+  FsgFs *fs = userdata;
+
+  conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK);
+  if (conn->capable & FUSE_CAP_READDIRPLUS)
+    conn->want |= FUSE_CAP_READDIRPLUS;
+  if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
+    conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+    conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+    conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+    conn->want |= FUSE_CAP_SPLICE_WRITE;
+  if (conn->capable & FUSE_CAP_SPLICE_MOVE)
+    conn->want |= FUSE_CAP_SPLICE_MOVE;
+  if (conn->capable & FUSE_CAP_SPLICE_READ)
+    conn->want |= FUSE_CAP_SPLICE_READ;
+  if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
+    conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  if (fs->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  else
+    {
+      conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+      fs->writeback = FALSE;
+    }
+  conn->time_gran = 1;
+}
+
+static void
+op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  FsgFs *fs = req_fs (req);
+  struct fuse_entry_param e;
+  int r = fsg_inode_lookup (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL);
+
+  if (r == 0)
+    fuse_reply_entry (req, &e);
+  else if (r == -ENOENT && e.entry_timeout > 0)
+    fuse_reply_entry (req, &e); /* negative entry, cached by the kernel */
+  else
+    reply_err (req, r);
+}
+
+static void
+op_forget (fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+  FsgFs *fs = req_fs (req);
+
+  fsg_inode_forget (fs, fsg_fs_inode (fs, ino), nlookup);
+  fuse_reply_none (req);
+}
+
+static void
+op_forget_multi (fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+  FsgFs *fs = req_fs (req);
+
+  for (size_t i = 0; i < count; i++)
+    fsg_inode_forget (fs, fsg_fs_inode (fs, forgets[i].ino), forgets[i].nlookup);
+  fuse_reply_none (req);
+}
+
+static void
+op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  struct stat st;
+  int r = fsg_inode_stat (fs, inode, &st);
+
+  if (r < 0)
+    return reply_err (req, r);
+  fuse_reply_attr (req, &st, inode->kind == FSG_INODE_HOST ? fsg_state_timeout (&s) : 86400.0);
+}
+
+static int
+do_utimens (FsgInode *inode, const struct timespec ts[2])
+{
+  char proc[64];
+
+  if (utimensat (inode->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;
+  if (errno != EINVAL || inode->type == S_IFLNK)
+    return -errno;
+  proc_fd_path (proc, sizeof proc, inode->fd);
+  return utimensat (AT_FDCWD, proc, ts, 0) == 0 ? 0 : -errno;
+}
+
+static void
+op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+            struct fuse_file_info *fi)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  char proc[64];
+  struct stat st;
+  int r;
+
+  if ((r = writable_error (inode, &s)) < 0)
+    return reply_err (req, fsg_fs_deny (fs, req, "setattr", inode, NULL, &s, -r));
+  proc_fd_path (proc, sizeof proc, inode->fd);
+
+  if (valid & FUSE_SET_ATTR_MODE)
+    {
+      mode_t mode = strip_mode (req, attr->st_mode & 07777, inode->type == S_IFDIR);
+
+      if (inode->type == S_IFLNK)
+        return reply_err (req, -EOPNOTSUPP);
+      r = fi ? fchmod (fi->fh, mode) : fchmodat (AT_FDCWD, proc, mode, 0);
+      if (r < 0)
+        return reply_err (req, -errno);
+    }
+  if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+    {
+      uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t) -1;
+      gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t) -1;
+
+      if (fchownat (inode->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+        return reply_err (req, -errno);
+    }
+  if (valid & FUSE_SET_ATTR_SIZE)
+    {
+      if (inode->type != S_IFREG)
+        return reply_err (req, inode->type == S_IFDIR ? -EISDIR : -EINVAL);
+      if (fi)
+        r = ftruncate (fi->fh, attr->st_size);
+      else
+        {
+          fsg_autofd int fd = open (proc, O_WRONLY | O_CLOEXEC);
+          r = fd < 0 ? -1 : ftruncate (fd, attr->st_size);
+        }
+      if (r < 0)
+        return reply_err (req, -errno);
+    }
+  if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))
+    {
+      struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
+
+      if (valid & FUSE_SET_ATTR_ATIME_NOW)
+        ts[0].tv_nsec = UTIME_NOW;
+      else if (valid & FUSE_SET_ATTR_ATIME)
+        ts[0] = attr->st_atim;
+      if (valid & FUSE_SET_ATTR_MTIME_NOW)
+        ts[1].tv_nsec = UTIME_NOW;
+      else if (valid & FUSE_SET_ATTR_MTIME)
+        ts[1] = attr->st_mtim;
+      if (fi)
+        r = futimens (fi->fh, ts) == 0 ? 0 : -errno;
+      else
+        r = do_utimens (inode, ts);
+      if (r < 0)
+        return reply_err (req, r);
+    }
+  if ((r = fsg_inode_stat (fs, inode, &st)) < 0)
+    return reply_err (req, r);
+  fuse_reply_attr (req, &st, fsg_state_timeout (&s));
+}
+
+static void
+op_readlink (fuse_req_t req, fuse_ino_t ino)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  char buf[PATH_MAX + 1];
+  ssize_t n;
+
+  if (inode->kind == FSG_INODE_ALIAS)
+    {
+      FsgPathState s = fsg_inode_get_state (fs, inode);
+      const char *target = fsg_policy_alias_target (fs->policy, &s);
+
+      if (target == NULL)
+        return reply_err (req, -EINVAL);
+      fuse_reply_readlink (req, target);
+      return;
+    }
+  if (inode->kind != FSG_INODE_HOST || inode->type != S_IFLNK)
+    return reply_err (req, -EINVAL);
+  n = readlinkat (inode->fd, "", buf, sizeof buf - 1);
+  if (n < 0)
+    return reply_err (req, -errno);
+  buf[n] = '\0';
+  fuse_reply_readlink (req, buf);
+}
+
+/* ---- Creating and removing names --------------------------------------- */
+
+/* After a successful creation: look the new entry up (through policy) and
+ * reply with it. */
+static void
+reply_new_entry (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name, const char *op)
+{
+  struct fuse_entry_param e;
+  int r = fsg_inode_lookup (fs, req, parent, name, &e, op);
+
+  if (r < 0)
+    return reply_err (req, r);
+  fuse_reply_entry (req, &e);
+}
+
+static void
+op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  FsgPathState cs;
+  int r;
+
+  /* Device nodes made in the sandbox would be live on the host (nodev only
+   * protects this mount). Regular files are what mknod(2) may also make. */
+  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode))
+    return reply_err (req, fsg_fs_deny (fs, req, "mknod", p, name, NULL, EPERM));
+  if ((r = check_entry (fs, req, "mknod", p, name, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  mode = (mode & S_IFMT) | strip_mode (req, mode & 07777, FALSE);
+  g_rw_lock_reader_lock (&fs->ns_lock);
+  r = AS_CALLER (fs, req, mknodat (p->fd, name, mode, 0)) < 0 ? -errno : 0;
+  g_rw_lock_reader_unlock (&fs->ns_lock);
+  if (r < 0)
+    return reply_err (req, r);
+  fsg_fs_audit (fs, req, "mknod", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
+  reply_new_entry (fs, req, p, name, "mknod");
+}
+
+static void
+op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  FsgPathState cs;
+  int r;
+
+  if ((r = check_entry (fs, req, "mkdir", p, name, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  mode = strip_mode (req, mode & 07777, TRUE);
+  g_rw_lock_reader_lock (&fs->ns_lock);
+  r = AS_CALLER (fs, req, mkdirat (p->fd, name, mode)) < 0 ? -errno : 0;
+  g_rw_lock_reader_unlock (&fs->ns_lock);
+  if (r < 0)
+    return reply_err (req, r);
+  fsg_fs_audit (fs, req, "mkdir", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
+  reply_new_entry (fs, req, p, name, "mkdir");
+}
+
+static void
+op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  FsgPathState cs;
+  int r;
+
+  /* The target is not checked: the kernel resolves it inside the view, so
+   * it passes the policy again whatever it says. */
+  if ((r = check_entry (fs, req, "symlink", p, name, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  g_rw_lock_reader_lock (&fs->ns_lock);
+  r = AS_CALLER (fs, req, symlinkat (link, p->fd, name)) < 0 ? -errno : 0;
+  g_rw_lock_reader_unlock (&fs->ns_lock);
+  if (r < 0)
+    return reply_err (req, r);
+  fsg_fs_audit (fs, req, "symlink", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
+  reply_new_entry (fs, req, p, name, "symlink");
+}
+
+static void
+op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgInode *np = fsg_fs_inode (fs, newparent);
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  FsgPathState cs;
+  char proc[64];
+  int r;
+
+  /* A new name must not give more rights than the source has: only files
+   * that are writable and visible where they are may be linked. */
+  if ((r = writable_error (inode, &s)) < 0)
+    return reply_err (req, fsg_fs_deny (fs, req, "link", inode, NULL, &s, -r));
+  if (fsg_fs_is_denied_id (fs, inode->dev, inode->ino))
+    return reply_err (req, fsg_fs_deny (fs, req, "link", inode, NULL, &s, EACCES));
+  if ((r = check_entry (fs, req, "link", np, newname, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  g_rw_lock_reader_lock (&fs->ns_lock);
+  proc_fd_path (proc, sizeof proc, inode->fd);
+  r = AS_CALLER (fs, req, linkat (AT_FDCWD, proc, np->fd, newname, AT_SYMLINK_FOLLOW));
+  if (r < 0)
+    r = -errno;
+  g_rw_lock_reader_unlock (&fs->ns_lock);
+  if (r < 0)
+    return reply_err (req, r);
+  fsg_fs_audit (fs, req, "link", inode, NULL, np, newname, &cs, FALSE, 0, NULL);
+  reply_new_entry (fs, req, np, newname, "link");
+}
+
+static void
+do_remove (fuse_req_t req, fuse_ino_t parent, const char *name, gboolean dir)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  const char *op = dir ? "rmdir" : "unlink";
+  FsgPathState cs;
+  int r;
+
+  if ((r = check_entry (fs, req, op, p, name, TRUE, &cs)) < 0)
+    return reply_err (req, r);
+  g_rw_lock_reader_lock (&fs->ns_lock);
+  r = unlinkat (p->fd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : -errno;
+  g_rw_lock_reader_unlock (&fs->ns_lock);
+  if (r < 0)
+    return reply_err (req, r);
+  fsg_fs_audit (fs, req, op, p, name, NULL, NULL, &cs, FALSE, 0, NULL);
+  fuse_reply_err (req, 0);
+}
+
+static void
+op_unlink (fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  do_remove (req, parent, name, FALSE);
+}
+
+static void
+op_rmdir (fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  do_remove (req, parent, name, TRUE);
+}
+
+/* Re-point the view inode that was at (@parent, @name), if the kernel knows it. */
+static void
+track_rename (FsgFs *fs, FsgInode *parent, const char *name, const struct stat *st,
+              const FsgPathState *old_state, FsgInode *newparent, const char *newname,
+              const FsgPathState *new_state)
+{
+  FsgInode key, *inode;
+
+  key.dev = st->st_dev;
+  key.ino = st->st_ino;
+  key.state = *old_state;
+  g_mutex_lock (&fs->lock);
+  inode = g_hash_table_lookup (fs->inodes, &key);
+  if (inode != NULL && (inode->parent != parent || g_strcmp0 (inode->name, name) != 0))
+    inode = NULL;
+  g_mutex_unlock (&fs->lock);
+  if (inode != NULL)
+    fsg_inode_renamed (fs, inode, newparent, newname, *new_state);
+}
+
+static void
+op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
+           fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  FsgInode *np = fsg_fs_inode (fs, newparent);
+  FsgPathState os, ns;
+  struct stat ost, nst;
+  gboolean have_new = FALSE;
+  int r;
+
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+    return reply_err (req, -EINVAL);
+  if ((r = check_entry (fs, req, "rename", p, name, TRUE, &os)) < 0)
+    return reply_err (req, r);
+  if ((r = check_entry (fs, req, "rename", np, newname, TRUE, &ns)) < 0)
+    return reply_err (req, r);
+
+  /* The type check and the rename must not be separated by another
+   * namespace change made through the view (a file swapped for a
+   * directory in between): every other name operation holds the reader
+   * side of ns_lock. */
+  g_rw_lock_writer_lock (&fs->ns_lock);
+  if (fstatat (p->fd, name, &ost, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      r = -errno;
+      goto out;
+    }
+  if (fstatat (np->fd, newname, &nst, AT_SYMLINK_NOFOLLOW) == 0)
+    have_new = TRUE;
+
+  /* A directory carries its subtree: refuse moves that would carry a path
+   * into or out of a rule (EXDEV: mv falls back to copy + delete, each of
+   * which passes the policy file by file). */
+  if ((S_ISDIR (ost.st_mode) && !fsg_path_state_same_scope (&os, &ns)) ||
+      ((flags & RENAME_EXCHANGE) && have_new && S_ISDIR (nst.st_mode) &&
+       !fsg_path_state_same_scope (&ns, &os)))
+    {
+      r = -EXDEV;
+      g_rw_lock_writer_unlock (&fs->ns_lock);
+      fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, TRUE, EXDEV, NULL);
+      return reply_err (req, r);
+    }
+  if (syscall (SYS_renameat2, p->fd, name, np->fd, newname, flags) < 0)
+    {
+      r = -errno;
+      goto out;
+    }
+  r = 0;
+  track_rename (fs, p, name, &ost, &os, np, newname, &ns);
+  if ((flags & RENAME_EXCHANGE) && have_new)
+    track_rename (fs, np, newname, &nst, &ns, p, name, &os);
+
+out:
+  g_rw_lock_writer_unlock (&fs->ns_lock);
+  if (r == 0)
+    fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, FALSE, 0, NULL);
+  reply_err (req, r);
+}
+
+/* ---- Files ------------------------------------------------------------- */
+
+static const char *
+mode_string (int flags)
+{
+  switch (flags & O_ACCMODE)
+    {
+    case O_RDONLY:
+      return (flags & O_TRUNC) ? "w" : "r";
+    case O_WRONLY:
+      return "w";
+    default:
+      return "rw";
+    }
+}
+
+/* Host open flags for the caller's @flags. The policy was decided on the
+ * caller's flags; the writeback cache needs to read pages of files opened
+ * write-only and handles O_APPEND itself. */
+static int
+host_open_flags (FsgFs *fs, int flags)
+{
+  flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
+  if (fs->writeback)
+    {
+      if ((flags & O_ACCMODE) == O_WRONLY)
+        flags = (flags & ~O_ACCMODE) | O_RDWR;
+      flags &= ~O_APPEND;
+    }
+  return flags | O_CLOEXEC;
+}
+
+static void
+set_open_flags (FsgFs *fs, const FsgPathState *s, struct fuse_file_info *fi)
+{
+  /* Keep the page cache across opens. Read-only trees do not change
+   * through the view; for writable ones FUSE_CAP_AUTO_INVAL_DATA drops
+   * cached pages when the host's mtime or size changes. */
+  fi->keep_cache = 1;
+  if ((fi->flags & O_ACCMODE) == O_RDONLY && !fs->writeback)
+    fi->noflush = 1;
+}
+
+static void
+op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  gboolean write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+  char proc[64];
+  int fd, r;
+
+  if (inode->kind != FSG_INODE_HOST)
+    return reply_err (req, inode->type == S_IFDIR ? -EISDIR : -EACCES);
+  if (s.access == FSG_ACCESS_DENY || fsg_fs_is_denied_id (fs, inode->dev, inode->ino))
+    return reply_err (req, fsg_fs_deny (fs, req, "open", inode, NULL, &s, EACCES));
+  if (write && (r = writable_error (inode, &s)) < 0)
+    {
+      fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, TRUE, -r, mode_string (fi->flags));
+      return reply_err (req, r);
+    }
+  proc_fd_path (proc, sizeof proc, inode->fd);
+  fd = open (proc, host_open_flags (fs, fi->flags));
+  if (fd < 0)
+    return reply_err (req, -errno);
+  fi->fh = fd;
+  set_open_flags (fs, &s, fi);
+  fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
+  if (fuse_reply_open (req, fi) == -ENOENT)
+    close (fd); /* interrupted: the kernel will not release it */
+}
+
+static void
+op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+           struct fuse_file_info *fi)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  FsgPathState cs;
+  struct fuse_entry_param e;
+  struct stat st;
+  int fd, r;
+
+  if ((r = check_entry (fs, req, "create", p, name, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  mode = strip_mode (req, mode & 07777, FALSE);
+  /* O_NOFOLLOW: a symlink planted at @name after the negative lookup is
+   * never followed on the host. */
+  g_rw_lock_reader_lock (&fs->ns_lock);
+  fd = AS_CALLER (fs, req, openat (p->fd, name, host_open_flags (fs, fi->flags) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode));
+  r = fd < 0 ? -errno : 0;
+  g_rw_lock_reader_unlock (&fs->ns_lock);
+  if (r < 0)
+    return reply_err (req, r);
+  if (fstat (fd, &st) == 0 && fsg_fs_is_denied_id (fs, st.st_dev, st.st_ino))
+    {
+      close (fd);
+      return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
+    }
+  r = fsg_inode_lookup (fs, req, p, name, &e, "create");
+  if (r < 0)
+    {
+      close (fd);
+      return reply_err (req, r);
+    }
+  fi->fh = fd;
+  set_open_flags (fs, &cs, fi);
+  fsg_fs_audit (fs, req, "create", p, name, NULL, NULL, &cs, FALSE, 0, mode_string (fi->flags));
+  if (fuse_reply_create (req, &e, fi) == -ENOENT)
+    {
+      close (fd);
+      fsg_inode_forget (fs, fsg_fs_inode (fs, e.ino), 1);
+    }
+}
+
+static void
+op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+  struct fuse_bufvec buf = FUSE_BUFVEC_INIT (size);
+
+  (void) req_fs (req);
+  buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+  buf.buf[0].fd = fi->fh;
+  buf.buf[0].pos = off;
+  fuse_reply_data (req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void
+op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
+              struct fuse_file_info *fi)
+{
+  struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
+  ssize_t n;
+
+  (void) req_fs (req);
+  out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+  out.buf[0].fd = fi->fh;
+  out.buf[0].pos = off;
+  n = fuse_buf_copy (&out, in_buf, 0);
+  if (n < 0)
+    return reply_err (req, (int) n);
+  fuse_reply_write (req, (size_t) n);
+}
+
+static void
+op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  int fd;
+
+  (void) req_fs (req);
+  /* close() of a dup reports delayed write errors (NFS) like close(2) would. */
+  fd = dup (fi->fh);
+  if (fd < 0)
+    return reply_err (req, -errno);
+  reply_err (req, close (fd) == 0 ? 0 : -errno);
+}
+
+static void
+op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  (void) req_fs (req);
+  close (fi->fh);
+  fuse_reply_err (req, 0);
+}
+
+static void
+op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+  int r;
+
+  (void) req_fs (req);
+  r = datasync ? fdatasync (fi->fh) : fsync (fi->fh);
+  reply_err (req, r == 0 ? 0 : -errno);
+}
+
+static void
+op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+              struct fuse_file_info *fi)
+{
+  (void) req_fs (req);
+  reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
+}
+
+static void
+op_lseek (fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+  off_t r;
+
+  (void) req_fs (req);
+  r = lseek (fi->fh, off, whence);
+  if (r < 0)
+    return reply_err (req, -errno);
+  fuse_reply_lseek (req, r);
+}
+
+static void
+op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse_file_info *fi_in,
+                    fuse_ino_t ino_out, off_t off_out, struct fuse_file_info *fi_out,
+                    size_t len, int flags)
+{
+  ssize_t n;
+
+  (void) req_fs (req);
+  /* fi_out was opened for writing, so the policy allowed it at open. */
+  n = copy_file_range (fi_in->fh, &off_in, fi_out->fh, &off_out, len, flags);
+  if (n < 0)
+    return reply_err (req, -errno);
+  fuse_reply_write (req, (size_t) n);
+}
+
+/* ---- Directories ------------------------------------------------------- */
+
+typedef struct
+{
+  char *name;
+  guint64 ino;
+  unsigned char type; /* DT_* */
+  gboolean opaque;    /* no lookup for readdirplus: ".", ".." or denied */
+} FsgDirent;
+
+typedef struct
+{
+  DIR *dp;            /* NULL for synthetic directories */
+  GArray *ents;       /* FsgDirent */
+  gboolean loaded;
+} FsgDir;
+
+static void
+dirent_clear (gpointer p)
+{
+  g_free (((FsgDirent *) p)->name);
+}
+
+static void
+dir_add (FsgDir *d, const char *name, guint64 ino, unsigned char type, gboolean opaque)
+{
+  FsgDirent ent = { g_strdup (name), ino, type, opaque };
+
+  g_array_append_val (d->ents, ent);
+}
+
+static gboolean
+name_in (GPtrArray *names, const char *name)
+{
+  if (names == NULL)
+    return FALSE;
+  for (guint i = 0; i < names->len; i++)
+    if (strcmp (names->pdata[i], name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Snapshot the visible entries: what the policy lets the caller see. */
+static int
+dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
+{
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  GPtrArray *stubs = fsg_inode_stub_children (fs, inode);
+  struct stat self;
+
+  g_array_set_size (d->ents, 0);
+  fsg_inode_stat (fs, inode, &self);
+  dir_add (d, ".", self.st_ino, DT_DIR, TRUE);
+  dir_add (d, "..", 1, DT_DIR, TRUE);
+  if (stubs != NULL)
+    for (guint i = 0; i < stubs->len; i++)
+      dir_add (d, stubs->pdata[i], 0, DT_DIR, FALSE);
+
+  if (inode->kind == FSG_INODE_SYNTH)
+    {
+      g_autofree const char **names = fsg_policy_synthetic_children (fs->policy, &s);
+
+      for (guint i = 0; names != NULL && names[i] != NULL; i++)
+        {
+          FsgPathState cs = fsg_policy_child_state (fs->policy, &s, names[i]);
+          unsigned char type = DT_UNKNOWN;
+
+          if (name_in (stubs, names[i]))
+            continue;
+          if (cs.flags & FSG_STATE_ALIAS)
+            type = DT_LNK;
+          else if (cs.flags & FSG_STATE_SYNTHETIC)
+            type = DT_DIR;
+          else if (cs.access == FSG_ACCESS_DENY)
+            {
+              if (!fs->hide_denied)
+                dir_add (d, names[i], 0, DT_UNKNOWN, TRUE);
+              continue;
+            }
+          else if (cs.access == FSG_ACCESS_ABSENT)
+            continue;
+          else
+            {
+              /* A root: listed only if it exists (optional roots may not). */
+              g_autofree char *path = fsg_inode_path (fs, inode, names[i]);
+              if (!g_hash_table_contains (fs->root_fds, path))
+                continue;
+            }
+          dir_add (d, names[i], 0, type, FALSE);
+        }
+      return 0;
+    }
+  if (inode->kind != FSG_INODE_HOST)
+    return 0;
+
+  rewinddir (d->dp);
+  for (;;)
+    {
+      struct dirent *de;
+      FsgPathState cs;
+
+      errno = 0;
+      de = readdir (d->dp);
+      if (de == NULL)
+        {
+          if (errno != 0)
+            return -errno;
+          break;
+        }
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (name_in (stubs, de->d_name))
+        continue;
+      cs = fsg_policy_child_state (fs->policy, &s, de->d_name);
+      if (cs.access == FSG_ACCESS_ABSENT && !(cs.flags & (FSG_STATE_SYNTHETIC | FSG_STATE_ALIAS)))
+        continue;
+      if (cs.access == FSG_ACCESS_DENY || fsg_fs_is_denied_id (fs, inode->dev, de->d_ino))
+        {
+          if (!fs->hide_denied)
+            dir_add (d, de->d_name, fsg_fs_map_ino (fs, inode->dev, de->d_ino), de->d_type, TRUE);
+          continue;
+        }
+      dir_add (d, de->d_name, fsg_fs_map_ino (fs, inode->dev, de->d_ino),
+               (cs.flags & FSG_STATE_ALIAS) ? DT_LNK : de->d_type, FALSE);
+    }
+  return 0;
+}
+
+static void
+op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  FsgDir *d;
+
+  if (inode->type != S_IFDIR || inode->kind == FSG_INODE_ALIAS)
+    return reply_err (req, -ENOTDIR);
+  if (s.access == FSG_ACCESS_DENY)
+    return reply_err (req, fsg_fs_deny (fs, req, "opendir", inode, NULL, &s, EACCES));
+  d = g_new0 (FsgDir, 1);
+  d->ents = g_array_new (FALSE, FALSE, sizeof (FsgDirent));
+  g_array_set_clear_func (d->ents, dirent_clear);
+  if (inode->kind == FSG_INODE_HOST)
+    {
+      int fd = openat (inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+      if (fd < 0 || (d->dp = fdopendir (fd)) == NULL)
+        {
+          int r = -errno;
+          if (fd >= 0)
+            close (fd);
+          g_array_unref (d->ents);
+          g_free (d);
+          return reply_err (req, r);
+        }
+    }
+  fi->fh = (uint64_t) (uintptr_t) d;
+  if (inode->kind != FSG_INODE_HOST || s.access != FSG_ACCESS_RW)
+    {
+      fi->cache_readdir = 1;
+      fi->keep_cache = 1;
+    }
+  if (fuse_reply_open (req, fi) == -ENOENT)
+    {
+      if (d->dp)
+        closedir (d->dp);
+      g_array_unref (d->ents);
+      g_free (d);
+    }
+}
+
+static void
+do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+            struct fuse_file_info *fi, gboolean plus)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
+  g_autofree char *buf = NULL;
+  size_t pos = 0;
+  int r;
+
+  if (off == 0 || !d->loaded)
+    {
+      if ((r = dir_load (fs, inode, d)) < 0)
+        return reply_err (req, r);
+      d->loaded = TRUE;
+    }
+  buf = g_malloc (size);
+  for (guint i = (guint) off; i < d->ents->len; i++)
+    {
+      FsgDirent *ent = &g_array_index (d->ents, FsgDirent, i);
+      size_t n;
+
+      if (plus)
+        {
+          struct fuse_entry_param e;
+          gboolean looked = FALSE;
+
+          memset (&e, 0, sizeof e);
+          if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0)
+            looked = TRUE;
+          if (!looked)
+            {
+              memset (&e, 0, sizeof e);
+              e.attr.st_ino = ent->ino;
+              e.attr.st_mode = (mode_t) ent->type << 12;
+            }
+          n = fuse_add_direntry_plus (req, buf + pos, size - pos, ent->name, &e, i + 1);
+          if (n > size - pos)
+            {
+              if (looked)
+                fsg_inode_forget (fs, fsg_fs_inode (fs, e.ino), 1);
+              break;
+            }
+        }
+      else
+        {
+          struct stat st;
+
+          memset (&st, 0, sizeof st);
+          st.st_ino = ent->ino;
+          st.st_mode = (mode_t) ent->type << 12;
+          n = fuse_add_direntry (req, buf + pos, size - pos, ent->name, &st, i + 1);
+          if (n > size - pos)
+            break;
+        }
+      pos += n;
+    }
+  fuse_reply_buf (req, buf, pos);
+}
+
+static void
+op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+  do_readdir (req, ino, size, off, fi, FALSE);
+}
+
+static void
+op_readdirplus (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+  do_readdir (req, ino, size, off, fi, TRUE);
+}
+
+static void
+op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
+
+  (void) req_fs (req);
+  if (d->dp)
+    closedir (d->dp);
+  g_array_unref (d->ents);
+  g_free (d);
+  fuse_reply_err (req, 0);
+}
+
+static void
+op_fsyncdir (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+  FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
+  int r = 0;
+
+  (void) req_fs (req);
+  if (d->dp)
+    r = (datasync ? fdatasync (dirfd (d->dp)) : fsync (dirfd (d->dp))) == 0 ? 0 : -errno;
+  reply_err (req, r);
+}
+
+static void
+op_statfs (fuse_req_t req, fuse_ino_t ino)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  struct statvfs sv;
+  struct statfs sf;
+
+  memset (&sv, 0, sizeof sv);
+  if (inode->kind == FSG_INODE_HOST && fstatfs (inode->fd, &sf) == 0)
+    {
+      sv.f_bsize = sf.f_bsize;
+      sv.f_frsize = sf.f_frsize ? sf.f_frsize : sf.f_bsize;
+      sv.f_blocks = sf.f_blocks;
+      sv.f_bfree = sf.f_bfree;
+      sv.f_bavail = sf.f_bavail;
+      sv.f_files = sf.f_files;
+      sv.f_ffree = sf.f_ffree;
+      sv.f_favail = sf.f_ffree;
+      sv.f_namemax = sf.f_namelen;
+    }
+  else
+    {
+      sv.f_bsize = sv.f_frsize = 4096;
+      sv.f_namemax = 255;
+    }
+  fuse_reply_statfs (req, &sv);
+}
+
+static void
+op_access (fuse_req_t req, fuse_ino_t ino, int mask)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+
+  if (s.access == FSG_ACCESS_DENY)
+    return reply_err (req, -EACCES);
+  if (mask & W_OK)
+    return reply_err (req, writable_error (inode, &s));
+  fuse_reply_err (req, 0);
+}
+
+/* ---- Extended attributes ----------------------------------------------- */
+
+static gboolean
+is_user_xattr (const char *name)
+{
+  return g_str_has_prefix (name, "user.");
+}
+
+static void
+op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  g_autofree char *buf = NULL;
+  char proc[64];
+  ssize_t n;
+
+  if (!fs->user_xattrs)
+    return reply_err (req, -ENOSYS); /* the kernel stops asking */
+  if (!is_user_xattr (name) || inode->kind != FSG_INODE_HOST || inode->type == S_IFLNK)
+    return reply_err (req, -ENODATA);
+  proc_fd_path (proc, sizeof proc, inode->fd);
+  if (size > 0)
+    buf = g_malloc (size);
+  n = getxattr (proc, name, buf, size);
+  if (n < 0)
+    return reply_err (req, -errno);
+  if (size == 0)
+    fuse_reply_xattr (req, (size_t) n);
+  else
+    fuse_reply_buf (req, buf, (size_t) n);
+}
+
+static void
+op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  g_autofree char *all = NULL;
+  g_autoptr(GString) out = g_string_new (NULL);
+  char proc[64];
+  ssize_t n;
+
+  if (!fs->user_xattrs)
+    return reply_err (req, -ENOSYS);
+  if (inode->kind == FSG_INODE_HOST && inode->type != S_IFLNK)
+    {
+      proc_fd_path (proc, sizeof proc, inode->fd);
+      n = listxattr (proc, NULL, 0);
+      if (n < 0)
+        return reply_err (req, -errno);
+      all = g_malloc (n + 1);
+      n = listxattr (proc, all, n);
+      if (n < 0)
+        return reply_err (req, -errno);
+      for (ssize_t k = 0; k < n; k += strlen (all + k) + 1)
+        if (is_user_xattr (all + k))
+          g_string_append_len (out, all + k, strlen (all + k) + 1);
+    }
+  if (size == 0)
+    fuse_reply_xattr (req, out->len);
+  else if (out->len > size)
+    reply_err (req, -ERANGE);
+  else
+    fuse_reply_buf (req, out->str, out->len);
+}
+
+static int
+check_xattr_write (FsgFs *fs, fuse_req_t req, FsgInode *inode, const char *name, const char *op)
+{
+  FsgPathState s = fsg_inode_get_state (fs, inode);
+  int r;
+
+  if ((r = writable_error (inode, &s)) < 0)
+    return fsg_fs_deny (fs, req, op, inode, NULL, &s, -r);
+  /* security.* (file capabilities), trusted.* and system.* are never
+   * written on the caller's behalf: the daemon has privileges the caller
+   * lacks. */
+  if (!is_user_xattr (name))
+    return fsg_fs_deny (fs, req, op, inode, NULL, &s, EPERM);
+  if (inode->type == S_IFLNK)
+    return -EPERM;
+  return 0;
+}
+
+static void
+op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+             size_t size, int flags)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  char proc[64];
+  int r;
+
+  if (!fs->user_xattrs)
+    return reply_err (req, -ENOSYS);
+  if ((r = check_xattr_write (fs, req, inode, name, "setxattr")) < 0)
+    return reply_err (req, r);
+  proc_fd_path (proc, sizeof proc, inode->fd);
+  reply_err (req, setxattr (proc, name, value, size, flags) == 0 ? 0 : -errno);
+}
+
+static void
+op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+  char proc[64];
+  int r;
+
+  if (!fs->user_xattrs)
+    return reply_err (req, -ENOSYS);
+  if ((r = check_xattr_write (fs, req, inode, name, "removexattr")) < 0)
+    return reply_err (req, r);
+  proc_fd_path (proc, sizeof proc, inode->fd);
+  reply_err (req, removexattr (proc, name) == 0 ? 0 : -errno);
+}
+
+const struct fuse_lowlevel_ops fsg_fs_ops = {
+  .init = op_init,
+  .lookup = op_lookup,
+  .forget = op_forget,
+  .forget_multi = op_forget_multi,
+  .getattr = op_getattr,
+  .setattr = op_setattr,
+  .readlink = op_readlink,
+  .mknod = op_mknod,
+  .mkdir = op_mkdir,
+  .unlink = op_unlink,
+  .rmdir = op_rmdir,
+  .symlink = op_symlink,
+  .rename = op_rename,
+  .link = op_link,
+  .open = op_open,
+  .create = op_create,
+  .read = op_read,
+  .write_buf = op_write_buf,
+  .flush = op_flush,
+  .release = op_release,
+  .fsync = op_fsync,
+  .opendir = op_opendir,
+  .readdir = op_readdir,
+  .readdirplus = op_readdirplus,
+  .releasedir = op_releasedir,
+  .fsyncdir = op_fsyncdir,
+  .statfs = op_statfs,
+  .getxattr = op_getxattr,
+  .listxattr = op_listxattr,
+  .setxattr = op_setxattr,
+  .removexattr = op_removexattr,
+  .access = op_access,
+  .fallocate = op_fallocate,
+  .lseek = op_lseek,
+  .copy_file_range = op_copy_file_range,
+};
