@@ -597,7 +597,9 @@ fsg_policy_child_state (const FsgPolicy *policy,
 gboolean
 fsg_path_state_same_scope (const FsgPathState *a, const FsgPathState *b)
 {
-  return a->set == b->set;
+  /* below a denied path everything is denied, whatever the set says */
+  return a->set == b->set &&
+         (a->access == FSG_ACCESS_DENY) == (b->access == FSG_ACCESS_DENY);
 }
 
 const char *
@@ -952,8 +954,16 @@ fsg_path_state_describe (const FsgPolicy *policy, const FsgPathState *state)
                             ((const FsgRuleImpl *) rule)->alias_target,
                             fsg_rule_kind_to_key (rule->kind), rule->pattern, rule->origin);
   if (state->flags & FSG_STATE_SYNTHETIC)
-    return g_strdup_printf ("ancestor of %s %s (%s)",
-                            fsg_rule_kind_to_key (rule->kind), rule->path, rule->origin);
+    {
+      /* a root given through a symlink has two chains of ancestors: name
+       * both ends, since this path leads to one or the other */
+      if (strcmp (rule->pattern, rule->path) != 0)
+        return g_strdup_printf ("ancestor of %s %s (resolves to %s) (%s)",
+                                fsg_rule_kind_to_key (rule->kind), rule->pattern,
+                                rule->path, rule->origin);
+      return g_strdup_printf ("ancestor of %s %s (%s)",
+                              fsg_rule_kind_to_key (rule->kind), rule->path, rule->origin);
+    }
   return g_strdup_printf ("%s %s (%s)", fsg_rule_kind_to_key (rule->kind),
                           rule->pattern, rule->origin);
 }

@@ -182,14 +182,16 @@ FsgPathState fsg_policy_decide (const FsgPolicy *policy, const char *path);
 
 /* TRUE when every rule that could match below @a matches below @b in the same
  * way: moving a directory from @a to @b cannot carry a path into or out of a
- * rule. Both must be states of the same policy. */
+ * rule. Both must be states of the same policy from the incremental walk
+ * (fsg_policy_decide() leaves `set` NULL). */
 gboolean fsg_path_state_same_scope (const FsgPathState *a, const FsgPathState *b);
 
 /* For a state with FSG_STATE_ALIAS: the symlink target to show. */
 const char *fsg_policy_alias_target (const FsgPolicy *policy, const FsgPathState *state);
 
 /* Names that lead from a synthetic directory toward roots, for readdir of a
- * synthetic directory. (transfer container) NULL-terminated; may be empty. */
+ * synthetic directory; @state must come from the incremental walk.
+ * (transfer container) NULL-terminated; may be empty. */
 const char **fsg_policy_synthetic_children (const FsgPolicy *policy,
                                             const FsgPathState *state);
 
