@@ -5,16 +5,14 @@
  */
 #include "config.h"
 
-#include <fuse_lowlevel.h>
 #include <glib.h>
 #include <locale.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "common/fsg-util.h"
 #include "fsgate/commands.h"
+#include "fsgate/version.h"
 
 static void
 usage (FILE *out)
@@ -43,20 +41,6 @@ usage (FILE *out)
            "2 bad command line or policy, 125 the view could not be set up.\n");
 }
 
-static void
-print_version (void)
-{
-  struct utsname u;
-  const struct scmp_version *sv = seccomp_version ();
-
-  uname (&u);
-  printf ("fsgate %s\n", FSG_VERSION);
-  printf ("libfuse %d.%d (built with %d.%d)\n", fuse_version () / 10, fuse_version () % 10,
-          FUSE_MAJOR_VERSION, FUSE_MINOR_VERSION);
-  printf ("libseccomp %u.%u.%u\n", sv->major, sv->minor, sv->micro);
-  printf ("kernel %s %s\n", u.release, u.machine);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -76,7 +60,7 @@ main (int argc, char **argv)
     }
   if (strcmp (cmd, "--version") == 0 || strcmp (cmd, "version") == 0)
     {
-      print_version ();
+      fsg_print_version ("fsgate");
       return 0;
     }
   if (strcmp (cmd, "explain") == 0)
