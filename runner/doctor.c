@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * fsgate-run --doctor: probe, in a throwaway child, exactly what a run needs
+ * (user, mount, pid, ipc, uts and net namespaces with an identity uid map,
+ * a fresh /proc, /dev/fuse mounted in that user namespace, seccomp with user
+ * notification) and print each check with what to change. A run that fails
+ * at setup prints the matching doctor line (fsg_doctor_hint_for_stage).
+ */
+#include "config.h"
+
+#include "runner/run.h"
+
+#include "common/fsg-util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <stdio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HINT_USERNS                                                                  \
+  "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 "  \
+  "(Debian), user.max_user_namespaces>0, kernel.apparmor_restrict_unprivileged_userns=0 " \
+  "(Ubuntu 23.10+) or an AppArmor profile for fsgate-run; in Docker/Podman run with "   \
+  "--security-opt seccomp=unconfined --security-opt apparmor=unconfined (docs/ci.md)"
+#define HINT_FUSE                                                                    \
+  "make /dev/fuse available and usable from a user namespace: modprobe fuse; in "  \
+  "containers pass --device /dev/fuse (and --cap-add SYS_ADMIN with "                \
+  "apparmor=unconfined) (docs/ci.md)"
+#define HINT_PROC                                                                    \
+  "a fresh /proc cannot be mounted: the container masks /proc (Docker/Podman: "    \
+  "--security-opt systempaths=unconfined, Podman: --security-opt unmask=ALL) (docs/ci.md)"
+#define HINT_MOUNT                                                                   \
+  "mounts in a new mount namespace are refused: run the container with "           \
+  "--security-opt apparmor=unconfined (docs/ci.md)"
+#define HINT_SECCOMP                                                                 \
+  "the kernel needs CONFIG_SECCOMP_FILTER (and libseccomp >= 2.5); without it "    \
+  "fsgate-run cannot block the network or dangerous syscalls"
+
+const char *
+fsg_stage_describe (FsgStage stage)
+{
+  switch (stage)
+    {
+    case FSG_STAGE_PDEATHSIG: return "prctl(PR_SET_PDEATHSIG)";
+    case FSG_STAGE_WAIT_MAPS: return "writing the uid/gid maps of the user namespace";
+    case FSG_STAGE_MAKE_PRIVATE: return "making / private in the mount namespace";
+    case FSG_STAGE_SCRATCH: return "mounting the scratch tmpfs on /tmp";
+    case FSG_STAGE_OPEN_FUSE: return "opening /dev/fuse in the user namespace";
+    case FSG_STAGE_MOUNT_FUSE: return "mounting the FUSE view";
+    case FSG_STAGE_SEND_FUSE: return "passing the FUSE fd to the runner";
+    case FSG_STAGE_WAIT_GO: return "waiting for the FUSE daemon";
+    case FSG_STAGE_UNSHARE_PID: return "creating the pid namespace";
+    case FSG_STAGE_FORK_INIT: return "starting the sandbox init";
+    case FSG_STAGE_MOUNT_PROC: return "mounting /proc in the view";
+    case FSG_STAGE_MOUNT_DEV: return "building /dev in the view";
+    case FSG_STAGE_MOUNT_TMP: return "mounting /tmp in the view";
+    case FSG_STAGE_PIVOT: return "pivot_root into the view";
+    case FSG_STAGE_CHDIR: return "changing to the working directory in the view";
+    case FSG_STAGE_PTY: return "allocating the pseudo-terminal";
+    case FSG_STAGE_FORK_CMD: return "starting the command";
+    case FSG_STAGE_SETSID: return "setsid";
+    case FSG_STAGE_NNP: return "prctl(PR_SET_NO_NEW_PRIVS)";
+    case FSG_STAGE_RLIMIT: return "setting RLIMIT_CORE";
+    case FSG_STAGE_CLOSE_FDS: return "closing inherited file descriptors";
+    case FSG_STAGE_CAPS: return "dropping capabilities";
+    case FSG_STAGE_SECCOMP: return "loading the seccomp filter";
+    case FSG_STAGE_SEND_LISTENER: return "passing the seccomp listener to the runner";
+    case FSG_STAGE_NONE:
+    case FSG_STAGE_LAST:
+      break;
+    }
+  return "sandbox setup";
+}
+
+const char *
+fsg_doctor_hint_for_stage (FsgStage stage, int err)
+{
+  switch (stage)
+    {
+    case FSG_STAGE_WAIT_MAPS:
+    case FSG_STAGE_UNSHARE_PID:
+      return HINT_USERNS;
+    case FSG_STAGE_MAKE_PRIVATE:
+    case FSG_STAGE_SCRATCH:
+    case FSG_STAGE_MOUNT_DEV:
+    case FSG_STAGE_MOUNT_TMP:
+    case FSG_STAGE_PIVOT:
+      return HINT_MOUNT;
+    case FSG_STAGE_OPEN_FUSE:
+    case FSG_STAGE_MOUNT_FUSE:
+      return HINT_FUSE;
+    case FSG_STAGE_MOUNT_PROC:
+      return HINT_PROC;
+    case FSG_STAGE_SECCOMP:
+      return HINT_SECCOMP;
+    case FSG_STAGE_CHDIR:
+      return "the working directory must be inside a root of the policy (use -C DIR or --ro/--rw)";
+    default:
+      return "please report this with the output of fsgate-run --doctor";
+    }
+}
+
+/* Probe child results: one byte per step, written to a pipe. */
+enum
+{
+  PROBE_OK = 0,
+  PROBE_UNSHARE,
+  PROBE_SETGROUPS,
+  PROBE_UIDMAP,
+  PROBE_GIDMAP,
+  PROBE_PRIVATE,
+  PROBE_TMPFS,
+  PROBE_FORK,
+  PROBE_PROC,
+  PROBE_FUSE_OPEN,
+  PROBE_FUSE_MOUNT,
+};
+
+static int
+write_file_async_signal_safe (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  int r;
+
+  if (fd < 0)
+    return -errno;
+  r = fsg_write_all (fd, text, strlen (text));
+  close (fd);
+  return r;
+}
+
+static G_GNUC_NORETURN void
+probe_exit (int fd, int step, int err)
+{
+  unsigned char b[2] = { step, err };
+
+  (void) !write (fd, b, 2);
+  _exit (0);
+}
+
+/* Runs in a forked child; the strings were prepared by the parent. */
+static G_GNUC_NORETURN void
+probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse_data, int fuse_num)
+{
+  int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+              | CLONE_NEWNET;
+  pid_t pid;
+  int r;
+
+  if (unshare (flags) < 0)
+    probe_exit (out, PROBE_UNSHARE, errno);
+  if ((r = write_file_async_signal_safe ("/proc/self/setgroups", "deny")) < 0 && r != -ENOENT)
+    probe_exit (out, PROBE_SETGROUPS, -r);
+  if ((r = write_file_async_signal_safe ("/proc/self/uid_map", uid_map)) < 0)
+    probe_exit (out, PROBE_UIDMAP, -r);
+  if ((r = write_file_async_signal_safe ("/proc/self/gid_map", gid_map)) < 0)
+    probe_exit (out, PROBE_GIDMAP, -r);
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    probe_exit (out, PROBE_PRIVATE, errno);
+  if (mount ("fsgate-doctor", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+    probe_exit (out, PROBE_TMPFS, errno);
+  pid = fork ();
+  if (pid < 0)
+    probe_exit (out, PROBE_FORK, errno);
+  if (pid == 0)
+    {
+      int fd;
+
+      if (mkdir ("/tmp/proc", 0755) < 0
+          || mount ("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        probe_exit (out, PROBE_PROC, errno);
+      fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
+      if (fd < 0)
+        probe_exit (out, PROBE_FUSE_OPEN, errno);
+      if (fd != fuse_num && (dup3 (fd, fuse_num, O_CLOEXEC) < 0 || close (fd) < 0))
+        probe_exit (out, PROBE_FUSE_OPEN, errno);
+      if (mkdir ("/tmp/fuse", 0755) < 0
+          || mount ("fsgate-doctor", "/tmp/fuse", "fuse", MS_NOSUID | MS_NODEV, fuse_data) < 0)
+        probe_exit (out, PROBE_FUSE_MOUNT, errno);
+      /* Nobody answers FUSE_INIT; leaving the namespaces tears it down. */
+      probe_exit (out, PROBE_OK, 0);
+    }
+  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  _exit (0);
+}
+
+/* Run the namespace probe once per process; the result is cached. */
+static gboolean probe_done;
+static int probe_step, probe_err;
+
+static void
+run_probe (void)
+{
+  int fds[2];
+  pid_t pid;
+  unsigned char b[2] = { 0xff, 0 };
+  g_autofree char *uid_map = NULL, *gid_map = NULL, *fuse_data = NULL;
+  int reserved;
+
+  if (probe_done)
+    return;
+  probe_done = TRUE;
+  uid_map = g_strdup_printf ("%u %u 1", (unsigned) getuid (), (unsigned) getuid ());
+  gid_map = g_strdup_printf ("%u %u 1", (unsigned) getgid (), (unsigned) getgid ());
+  reserved = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  fuse_data = g_strdup_printf ("fd=%d,rootmode=40000,user_id=%u,group_id=%u", reserved,
+                               (unsigned) getuid (), (unsigned) getgid ());
+  if (pipe2 (fds, O_CLOEXEC) < 0)
+    {
+      probe_step = PROBE_FORK;
+      probe_err = errno;
+      close (reserved);
+      return;
+    }
+  pid = fork ();
+  if (pid == 0)
+    {
+      close (fds[0]);
+      probe_child (fds[1], uid_map, gid_map, fuse_data, reserved);
+    }
+  close (fds[1]);
+  close (reserved);
+  if (pid < 0)
+    {
+      probe_step = PROBE_FORK;
+      probe_err = errno;
+      close (fds[0]);
+      return;
+    }
+  if (FSG_RETRY (read (fds[0], b, 2)) != 2)
+    {
+      b[0] = PROBE_FORK;
+      b[1] = EIO;
+    }
+  close (fds[0]);
+  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  probe_step = b[0];
+  probe_err = b[1];
+}
+
+static char *
+read_sysctl (const char *path)
+{
+  char *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  return g_strstrip (text);
+}
+
+gboolean
+fsg_doctor_check_userns (char **out_line)
+{
+  run_probe ();
+  if (probe_step == PROBE_OK || probe_step >= PROBE_PROC)
+    {
+      if (probe_step == PROBE_PROC)
+        {
+          *out_line = g_strdup_printf ("FAIL  fresh /proc in a pid namespace: %s. Fix: %s",
+                                       g_strerror (probe_err), HINT_PROC);
+          return FALSE;
+        }
+      *out_line = g_strdup ("ok    user, mount, pid, ipc, uts and net namespaces, /proc");
+      return TRUE;
+    }
+  {
+    g_autofree char *u = read_sysctl ("/proc/sys/kernel/unprivileged_userns_clone");
+    g_autofree char *m = read_sysctl ("/proc/sys/user/max_user_namespaces");
+    g_autofree char *a = read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    const char *what;
+
+    switch (probe_step)
+      {
+      case PROBE_UNSHARE: what = "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)"; break;
+      case PROBE_SETGROUPS:
+      case PROBE_UIDMAP:
+      case PROBE_GIDMAP: what = "writing uid_map/gid_map"; break;
+      case PROBE_PRIVATE:
+      case PROBE_TMPFS: what = "mounting in the new mount namespace"; break;
+      default: what = "forking the probe"; break;
+      }
+    *out_line = g_strdup_printf ("FAIL  user namespaces: %s: %s "
+                                 "(kernel.unprivileged_userns_clone=%s, user.max_user_namespaces=%s, "
+                                 "kernel.apparmor_restrict_unprivileged_userns=%s). Fix: %s",
+                                 what, g_strerror (probe_err), u ? u : "n/a", m ? m : "n/a",
+                                 a ? a : "n/a",
+                                 probe_step == PROBE_PRIVATE || probe_step == PROBE_TMPFS
+                                   ? HINT_MOUNT : HINT_USERNS);
+  }
+  return FALSE;
+}
+
+gboolean
+fsg_doctor_check_fuse (char **out_line)
+{
+  int fd;
+
+  fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    {
+      *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s. Fix: %s", g_strerror (errno),
+                                   HINT_FUSE);
+      return FALSE;
+    }
+  close (fd);
+  run_probe ();
+  if (probe_step == PROBE_FUSE_OPEN || probe_step == PROBE_FUSE_MOUNT)
+    {
+      *out_line = g_strdup_printf ("FAIL  /dev/fuse: %s in a user namespace: %s. Fix: %s",
+                                   probe_step == PROBE_FUSE_OPEN ? "open" : "mount",
+                                   g_strerror (probe_err), HINT_FUSE);
+      return FALSE;
+    }
+  if (probe_step != PROBE_OK)
+    {
+      *out_line = g_strdup ("FAIL  /dev/fuse: not tested, user namespaces do not work (see above)");
+      return FALSE;
+    }
+  *out_line = g_strdup ("ok    /dev/fuse opens and mounts in a user namespace");
+  return TRUE;
+}
+
+gboolean
+fsg_doctor_check_seccomp (char **out_line)
+{
+  unsigned int api = seccomp_api_get ();
+  int mode = prctl (PR_GET_SECCOMP, 0, 0, 0, 0);
+
+  if (mode < 0 && errno == EINVAL)
+    {
+      *out_line = g_strdup_printf ("FAIL  seccomp: the kernel has no seccomp. Fix: %s", HINT_SECCOMP);
+      return FALSE;
+    }
+  if (mode == 1)
+    {
+      *out_line = g_strdup ("FAIL  seccomp: this process runs in strict seccomp mode");
+      return FALSE;
+    }
+  if (api < 1)
+    {
+      *out_line = g_strdup_printf ("FAIL  seccomp: libseccomp reports API level %u. Fix: %s", api,
+                                   HINT_SECCOMP);
+      return FALSE;
+    }
+  *out_line = g_strdup_printf ("ok    seccomp (libseccomp API level %u, user notification %s)",
+                               api,
+                               api >= 5 ? "available: refused socket() calls are reported"
+                                        : "unavailable: socket() refused without a report");
+  return TRUE;
+}
+
+static gboolean
+check_kernel (char **out_line)
+{
+  struct utsname u;
+  int major = 0, minor = 0;
+
+  if (uname (&u) < 0 || sscanf (u.release, "%d.%d", &major, &minor) != 2)
+    {
+      *out_line = g_strdup ("FAIL  kernel: cannot read the version");
+      return FALSE;
+    }
+  if (major < 5 || (major == 5 && minor < 9))
+    {
+      *out_line = g_strdup_printf ("FAIL  kernel %s: fsgate-run needs Linux >= 5.9 (close_range, "
+                                   "seccomp user notification with errors). Fix: upgrade the kernel",
+                                   u.release);
+      return FALSE;
+    }
+  *out_line = g_strdup_printf ("ok    kernel %s", u.release);
+  return TRUE;
+}
+
+static void
+info_cgroup (char **out_line)
+{
+  if (g_file_test ("/sys/fs/cgroup/cgroup.controllers", G_FILE_TEST_EXISTS))
+    *out_line = g_strdup ("info  cgroup v2 is mounted (not required: fsgate-run sets no "
+                          "resource limits yet)");
+  else
+    *out_line = g_strdup ("info  cgroup v2 not found (not required)");
+}
+
+int
+fsg_doctor (gboolean verbose)
+{
+  gboolean ok = TRUE;
+  char *line = NULL;
+
+  ok &= check_kernel (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  ok &= fsg_doctor_check_userns (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  ok &= fsg_doctor_check_fuse (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  ok &= fsg_doctor_check_seccomp (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  info_cgroup (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  if (verbose)
+    g_print ("uid %u, gid %u\n", (unsigned) getuid (), (unsigned) getgid ());
+  g_print (ok ? "fsgate-run can run here.\n" : "fsgate-run cannot run here: fix the FAIL lines.\n");
+  return ok ? 0 : FSG_EXIT_SETUP;
+}

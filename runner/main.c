@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * fsgate-run [POLICY OPTIONS] [RUN OPTIONS] -- COMMAND [ARG...]
+ *
+ * The command line: parses the options, builds the policy (errors exit 2),
+ * and hands over to fsg_run() or fsg_doctor().
+ */
+#include "config.h"
+
+#include "common/fsg-util.h"
+#include "fsgate/version.h"
+#include "policy/policy-cli.h"
+#include "runner/run.h"
+
+#include <fcntl.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+static GArray *opt_pass_fds;
+
+static gboolean
+parse_pass_fd (const char *name, const char *value, gpointer data, GError **error)
+{
+  char *end = NULL;
+  gint64 fd;
+
+  errno = 0;
+  fd = g_ascii_strtoll (value, &end, 10);
+  if (value[0] == 0 || end == NULL || *end != 0 || errno != 0 || fd < 0 || fd > G_MAXINT)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--pass-fd: '%s' is not a file descriptor number", value);
+      return FALSE;
+    }
+  if (fcntl ((int) fd, F_GETFD) < 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--pass-fd: file descriptor %d is not open", (int) fd);
+      return FALSE;
+    }
+  {
+    int v = (int) fd;
+    g_array_append_val (opt_pass_fds, v);
+  }
+  return TRUE;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(FsgPolicyOptions) popts = fsg_policy_options_new ();
+  g_autoptr(FsgPolicy) policy = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *cwd = NULL;
+  g_autofree char *json_path = NULL;
+  gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE;
+  FsgRunOptions ro = { 0 };
+  int status;
+  GOptionEntry entries[] = {
+    { "cwd", 'C', 0, G_OPTION_ARG_FILENAME, &cwd,
+      "Run the command in DIR (must be in the view; default: the current directory)", "DIR" },
+    { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
+      "Write a JSON report to FILE ('-': stdout, after the command's output)", "FILE" },
+    { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
+      "Capture stdout and stderr into the report (they still stream live)", NULL },
+    { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
+      "Keep file descriptor N open in the command (repeatable)", "N" },
+    { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
+      "Check whether this system can run sandboxed commands, and what to change", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Print timings and the reason of the exit", NULL },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
+    { NULL }
+  };
+
+  setlocale (LC_ALL, "");
+  opt_pass_fds = g_array_new (FALSE, FALSE, sizeof (int));
+
+  context = g_option_context_new ("[--] COMMAND [ARG...]");
+  g_option_context_set_summary (context,
+                                "Run COMMAND inside the fsgate policy view, with no capabilities,\n"
+                                "a seccomp filter, its own namespaces and (unless allowed) no network.\n"
+                                "Exit status: the command's; 128+N on signal N; 124 timeout;\n"
+                                "125 sandbox setup failed; 126 not executable; 127 not found; 2 usage.");
+  g_option_context_set_description (context, fsg_policy_options_help ());
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_add_group (context, fsg_policy_options_group (popts));
+  /* Options end at the command: `fsgate-run ls -l` passes -l to ls. */
+  g_option_context_set_strict_posix (context, TRUE);
+
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("fsgate-run: %s\nTry 'fsgate-run --help'.\n", error->message);
+      return FSG_EXIT_USAGE;
+    }
+  if (version)
+    {
+      fsg_print_version ("fsgate-run");
+      return 0;
+    }
+  if (doctor)
+    return fsg_doctor (verbose);
+
+  /* GOption leaves a "--" that follows a non-option; drop the first one. */
+  {
+    int first = 1;
+
+    if (first < argc && g_str_equal (argv[first], "--"))
+      first++;
+    if (first >= argc)
+      {
+        g_printerr ("fsgate-run: no command given\n"
+                    "Usage: fsgate-run [POLICY OPTIONS] [RUN OPTIONS] -- COMMAND [ARG...]\n");
+        return FSG_EXIT_USAGE;
+      }
+    if (argv[first][0] == '\0')
+      {
+        g_printerr ("fsgate-run: the command name is empty\n");
+        return FSG_EXIT_USAGE;
+      }
+    ro.argv = argv + first;
+  }
+
+  policy = fsg_policy_options_build (popts, &error);
+  if (policy == NULL)
+    {
+      g_printerr ("fsgate-run: %s\n", error->message);
+      return FSG_EXIT_USAGE;
+    }
+
+  ro.policy = policy;
+  ro.cwd = cwd;
+  ro.json_path = json_path;
+  ro.capture = capture;
+  ro.pass_fds = opt_pass_fds;
+  ro.verbose = verbose ? 1 : 0;
+  if (g_getenv ("FSGATE_RUN_DEBUG") != NULL)
+    ro.verbose = 2;
+
+  status = fsg_run (&ro);
+  g_array_unref (opt_pass_fds);
+  return status;
+}

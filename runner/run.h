@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * fsgate-run: run one command inside the policy view. This header is the
+ * runner module's face (options, fsg_run(), --doctor) plus the pieces its
+ * files share (the sandbox spec that crosses clone(), the control messages).
+ *
+ * Processes of one run
+ * --------------------
+ *
+ *   R  fsgate-run (host namespaces). Single-threaded for its whole life: it
+ *      never serves FUSE itself, so fork() is always safe and signals arrive
+ *      through one signalfd. R polls: the control socket, the seccomp
+ *      listener, the signalfd, the audit pipe, captured output and the pty.
+ *   ├─ D  the FUSE daemon (fork of R, host user/mount/pid namespaces). It
+ *   │     serves the /dev/fuse fd that S opened and mounted, on libfuse worker
+ *   │     threads, and writes one JSON line per denial to the audit pipe. If D
+ *   │     dies before the run ends, R kills the sandbox and exits 125.
+ *   └─ S  setup process: clone(CLONE_NEWUSER|NEWNS|NEWIPC|NEWUTS[|NEWNET]).
+ *         Id maps: as root, R writes full identity maps (every uid and gid maps
+ *         to itself, so files of other users keep their owners); otherwise
+ *         S maps its own uid and gid to themselves (setgroups deny). S makes / private, mounts a tmpfs scratch on /tmp, opens
+ *         /dev/fuse, mounts the view at /tmp/root (nosuid,nodev) and passes
+ *         the fd to R (SCM_RIGHTS), waits for "go" (D serving), then
+ *         unshare(CLONE_NEWPID) and forks I. S stays in the host pid
+ *         namespace on purpose: the FUSE connection records the mounter's pid
+ *         namespace, so D sees host pids and can name the caller (comm).
+ *         S waits for I and exits; PDEATHSIG ties it to R.
+ *         └─ I  pid 1 of the new pid namespace: mounts /proc, a minimal /dev
+ *               (bind mounts of null zero full random urandom tty, devpts with
+ *               ptmx, tmpfs /dev/shm), a tmpfs /tmp unless /tmp is (under) a
+ *               root, pivot_root(".", ".") into the view and detaches the old
+ *               root, chdir to the working directory, allocates the pty inside
+ *               the sandbox's own devpts when asked (master sent to R), forks
+ *               C and reaps everything. When C ends, I sends C's wait status
+ *               to R and exits, which kills whatever is left in the namespace.
+ *               I stays non-dumpable and keeps its (namespaced) capabilities,
+ *               so C cannot ptrace it. Signals from R: INT/TERM/HUP/QUIT are
+ *               forwarded to C; USR1 means "timeout": SIGTERM+SIGCONT to every
+ *               process of the namespace (kill(-1)). R's SIGKILL to I ends the
+ *               namespace.
+ *               └─ C  the command: setsid (plus the pty as controlling
+ *                     terminal), PDEATHSIG, NO_NEW_PRIVS, RLIMIT_CORE 0, close
+ *                     every fd >= 3 but --pass-fd, securebits locked, bounding,
+ *                     ambient, effective, permitted and inheritable capability
+ *                     sets emptied, seccomp filter last (with a user
+ *                     notification listener passed to R), execve with the
+ *                     policy environment and a PATH search of our own.
+ *                     Exec failures come back as a message (126/127), distinct
+ *                     from the command's own exit status.
+ *
+ * S, I and C run between clone/fork and execve: they only use memory prepared
+ * by R before the clone (FsgSandboxSpec) and report failures as
+ * (stage, errno) control messages; no malloc, no GError, no logging.
+ *
+ * Exit status of fsgate-run: the command's own; 128+N when it died of signal
+ * N; 124 on timeout; 125 when the sandbox could not be set up or the FUSE
+ * daemon died; 126 not executable; 127 not found; 2 for usage errors.
+ */
+#pragma once
+
+#include <glib.h>
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  FsgPolicy *policy;      /* borrowed */
+  char **argv;            /* command and arguments, borrowed */
+  const char *cwd;        /* -C DIR, or NULL for the current directory */
+  const char *json_path;  /* --json FILE or "-", NULL for none */
+  gboolean capture;       /* --capture */
+  GArray *pass_fds;       /* int, may be NULL */
+  int verbose;
+} FsgRunOptions;
+
+/* Run the command; returns the exit status fsgate-run should exit with.
+ * Setup failures are printed as one line (with the fix) and give 125. */
+int fsg_run (const FsgRunOptions *options);
+
+/* --doctor: print every check, return 0 when a run would work, else 125. */
+int fsg_doctor (gboolean verbose);
+
+/* ---- Shared between the runner's files ----------------------------------- */
+
+/* Where a sandbox-side step failed; R turns it into a message with a fix. */
+typedef enum
+{
+  FSG_STAGE_NONE = 0,
+  FSG_STAGE_PDEATHSIG,
+  FSG_STAGE_WAIT_MAPS,
+  FSG_STAGE_MAKE_PRIVATE,
+  FSG_STAGE_SCRATCH,
+  FSG_STAGE_OPEN_FUSE,
+  FSG_STAGE_MOUNT_FUSE,
+  FSG_STAGE_SEND_FUSE,
+  FSG_STAGE_WAIT_GO,
+  FSG_STAGE_UNSHARE_PID,
+  FSG_STAGE_FORK_INIT,
+  FSG_STAGE_MOUNT_PROC,
+  FSG_STAGE_MOUNT_DEV,
+  FSG_STAGE_MOUNT_TMP,
+  FSG_STAGE_PIVOT,
+  FSG_STAGE_CHDIR,
+  FSG_STAGE_PTY,
+  FSG_STAGE_FORK_CMD,
+  FSG_STAGE_SETSID,
+  FSG_STAGE_NNP,
+  FSG_STAGE_RLIMIT,
+  FSG_STAGE_CLOSE_FDS,
+  FSG_STAGE_CAPS,
+  FSG_STAGE_SECCOMP,
+  FSG_STAGE_SEND_LISTENER,
+  FSG_STAGE_LAST
+} FsgStage;
+
+const char *fsg_stage_describe (FsgStage stage);
+
+typedef enum
+{
+  FSG_MSG_MAPS_DONE = 1, /* R -> S: R wrote the id maps (root runs) */
+  FSG_MSG_GO,            /* R -> S: the daemon serves the view */
+  FSG_MSG_FUSE_FD,       /* S -> R, with the /dev/fuse fd */
+  FSG_MSG_INIT_PID,      /* S -> R: value = host pid of I */
+  FSG_MSG_PTY_MASTER,    /* I -> R, with the pty master */
+  FSG_MSG_LISTENER,      /* C -> R, with the seccomp notification fd */
+  FSG_MSG_NO_LISTENER,   /* C -> R: notify unavailable, plain EACCES filter */
+  FSG_MSG_SETUP_ERROR,   /* S/I/C -> R: stage, err */
+  FSG_MSG_EXEC_ERROR,    /* C -> R: err of the last execve */
+  FSG_MSG_STATUS,        /* I -> R: value = wait status of C */
+} FsgMsgType;
+
+typedef struct
+{
+  gint32 type;
+  gint32 stage;
+  gint32 err;
+  gint32 value;
+} FsgCtlMsg;
+
+/* One step of the mount plan that I executes (paths before pivot_root). */
+typedef enum
+{
+  FSG_STEP_MOUNT,
+  FSG_STEP_MKDIR,
+  FSG_STEP_TOUCH,
+  FSG_STEP_SYMLINK, /* source = link target */
+} FsgStepKind;
+
+typedef struct
+{
+  FsgStepKind kind;
+  FsgStage stage;
+  const char *source;
+  const char *target;
+  const char *fstype;
+  unsigned long flags;
+  const char *data;
+} FsgMountStep;
+
+/* Everything the sandbox side needs, prepared by R before clone(). */
+typedef struct
+{
+  uid_t uid;
+  gid_t gid;
+  pid_t runner_pid;
+  int ctl_fd;              /* sandbox end of the control socket */
+  int runner_ctl_fd;       /* R's end, closed by S */
+  int fuse_fd_num;         /* the number the /dev/fuse fd must have (mount data) */
+  const char *scratch;     /* "/tmp" */
+  const char *view_dir;    /* "/tmp/root" */
+  const char *fuse_data;   /* fsg_fs_mount_data (fuse_fd_num, uid, gid) */
+  const char *uid_map;     /* "UID UID 1": S maps itself (no /proc/PID lookup by R, */
+  const char *gid_map;     /* which breaks when R's /proc is of another pid namespace) */
+  gboolean runner_maps;    /* R (root) writes full identity maps; S waits for MAPS_DONE */
+  const FsgMountStep *steps;
+  guint n_steps;
+  const char *cwd;
+  gboolean want_pty;
+  gboolean stdout_pty, stderr_pty;
+  int stdout_fd, stderr_fd; /* capture pipe write ends, or -1 */
+  int close_in_sandbox[4];  /* R-only fds S closes, -1 terminated slots */
+  const int *pass_fds;
+  guint n_pass_fds;
+  char *const *argv;
+  char *const *envp;
+  const char *path_env;     /* PATH from envp, for the search */
+  int last_cap;
+  struct sock_fprog prog_notify; /* len 0 when not wanted */
+  struct sock_fprog prog_plain;
+} FsgSandboxSpec;
+
+/* Sandbox side (namespaces.c). Runs in S; never returns. */
+G_GNUC_NORETURN void fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec);
+
+/* Control messages (namespaces.c); async-signal-safe. Return 0 or -errno. */
+int fsg_ctl_send (int fd, const FsgCtlMsg *msg, int pass_fd);
+/* *out_fd is -1 when the message carries none. Returns bytes, 0 on EOF, -errno. */
+int fsg_ctl_recv (int fd, FsgCtlMsg *msg, int *out_fd);
+
+/* Seccomp (syscall-filter.c). Builds the BPF programs for C: @out_notify
+ * sends refused socket()/socketpair() calls to a user-notification listener,
+ * @out_plain fails them with EACCES directly. When the network is allowed,
+ * only the always-on rules are present and @out_notify is empty.
+ * The programs are g_free()d with fsg_syscall_filter_clear(). */
+gboolean fsg_syscall_filter_build (gboolean network_allowed,
+                                   struct sock_fprog *out_notify,
+                                   struct sock_fprog *out_plain,
+                                   GError **error);
+void fsg_syscall_filter_clear (struct sock_fprog *prog);
+
+/* Output capture (output.c): keeps the head of a stream up to a cap. */
+typedef struct
+{
+  GByteArray *data;
+  guint64 cap;
+  guint64 dropped;
+} FsgCapture;
+
+void fsg_capture_init (FsgCapture *capture, guint64 cap);
+void fsg_capture_clear (FsgCapture *capture);
+void fsg_capture_append (FsgCapture *capture, const guint8 *buf, gsize len);
+/* exec-notes §3.5: the aggregate keeps up to 1/3 stdout and 2/3 stderr of
+ * @cap, giving unused share to the other stream. (transfer full) */
+GByteArray *fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap);
+/* Valid UTF-8 with U+FFFD replacements. (transfer full) */
+char *fsg_capture_to_utf8 (const guint8 *data, gsize len);
+
+/* Doctor checks (doctor.c). Each prints nothing and returns TRUE when the
+ * facility works; otherwise *out_line is the doctor line (with the fix). */
+gboolean fsg_doctor_check_userns (char **out_line);
+gboolean fsg_doctor_check_fuse (char **out_line);
+gboolean fsg_doctor_check_seccomp (char **out_line);
+/* The fix to print for a sandbox-side failure. (transfer none) */
+const char *fsg_doctor_hint_for_stage (FsgStage stage, int err);
+
+G_END_DECLS

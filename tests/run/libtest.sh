@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# TAP helpers for the fsgate-run shell tests (sourced). Each test gets its own
+# directory under $TMPDIR (world-accessible, so the unprivileged-user tests
+# can use it), and everything it started is killed and removed on exit, also
+# when the test fails.
+
+set -u
+
+FSGATE_RUN=${FSGATE_RUN:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/runner/fsgate-run}
+TRY_SYSCALL=${TRY_SYSCALL:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/tests/run/try-syscall}
+export FSGATE_RUN TRY_SYSCALL
+
+_n=0
+_failed=0
+_bg_pids=()
+
+ok () { _n=$((_n + 1)); echo "ok $_n - $*"; }
+not_ok () { _n=$((_n + 1)); _failed=1; echo "not ok $_n - $*"; }
+diag () { echo "# $*" | sed '2,$s/^/# /'; }
+skip () {
+  _n=$((_n + 1))
+  if [ -n "${FSGATE_TESTS_MUST_RUN:-}" ]; then
+    _failed=1
+    echo "not ok $_n - $1 # needs $2, and FSGATE_TESTS_MUST_RUN is set"
+  else
+    echo "ok $_n - $1 # SKIP needs $2"
+  fi
+}
+# is DESC GOT EXPECTED
+is () {
+  if [ "$2" = "$3" ]; then ok "$1"; else
+    not_ok "$1"; diag "got:      '$2'"; diag "expected: '$3'"
+  fi
+}
+# check DESC COMMAND...
+check () { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+done_testing () { echo "1..$_n"; exit $_failed; }
+
+# Remember a background process so the cleanup kills it.
+track () { _bg_pids+=("$1"); }
+
+_cleanup () {
+  local p
+  for p in "${_bg_pids[@]}"; do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  if [ -n "${TESTDIR:-}" ] && [ -d "$TESTDIR" ]; then
+    # nothing of ours is ever mounted on the host; refuse to recurse into a mount
+    if grep -q " $TESTDIR" /proc/self/mountinfo; then
+      echo "# BUG: a mount was left under $TESTDIR"
+      grep " $TESTDIR" /proc/self/mountinfo | awk '{print $5}' | sort -r | xargs -r -n1 umount -l
+    fi
+    rm -rf "$TESTDIR"
+  fi
+}
+trap _cleanup EXIT
+
+TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/fsgate-run-test.XXXXXX")
+chmod 0777 "$TESTDIR"
+WORK="$TESTDIR/work"
+mkdir -m 0777 "$WORK"
+cd "$WORK"
+
+# A marker unique to this test process, for "no survivors" checks.
+MARK=$((900000 + $$))
+
+survivors () { pgrep -f "sleep $MARK" || true; }
+
+# run_fsg ARGS...: fsgate-run with a hard deadline so a bug cannot hang the suite.
+run_fsg () { timeout -k 5 60 "$FSGATE_RUN" "$@"; }
+
+# Values from a JSON file: json_get FILE PYTHON-EXPR (the object is `r`).
+json_get () { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# Mounts fsgate-run makes live only in the sandbox's mount namespace; any of
+# them showing up on the host is a leak.
+fsg_mounts () { grep -cE ' - fuse fsgate | fsgate-(dev|tmp|shm|scratch) ' /proc/self/mountinfo || true; }
+
+require_fsgate () {
+  if ! "$FSGATE_RUN" --doctor >/dev/null 2>&1; then
+    if [ -n "${FSGATE_TESTS_MUST_RUN:-}" ]; then
+      echo "Bail out! fsgate-run --doctor fails and FSGATE_TESTS_MUST_RUN is set"
+      "$FSGATE_RUN" --doctor | sed 's/^/# /'
+      exit 1
+    fi
+    echo "1..0 # SKIP fsgate-run cannot run here ($("$FSGATE_RUN" --doctor | grep FAIL | head -1))"
+    exit 0
+  fi
+}

@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# fsgate-run basics: the view (writes inside/outside roots, deny-read), exit
+# statuses, environment filtering, fds, capabilities, the --json report and
+# output capping.
+. "$(dirname "$0")/libtest.sh"
+require_fsgate
+
+mounts_before=$(fsg_mounts)
+
+# --- the view -----------------------------------------------------------------
+out=$(run_fsg -- sh -c 'echo hello > inside.txt && cat inside.txt')
+is "runs a command in the working directory root" "$out" "hello"
+is "a write inside the writable root reaches the host" "$(cat "$WORK/inside.txt")" "hello"
+
+out=$(run_fsg -- sh -c "echo x > /etc/fsgate-outside-$MARK" 2>&1); rc=$?
+check "a write outside every writable root fails" test "$rc" -ne 0
+check "... with a read-only error" grep -q "Read-only file system" <<<"$out"
+check "... and nothing appears on the host" test ! -e "/etc/fsgate-outside-$MARK"
+
+mkdir -p "$TESTDIR/ro"
+echo orig > "$TESTDIR/ro/f"
+out=$(run_fsg --ro "$TESTDIR/ro" -- sh -c "echo changed > $TESTDIR/ro/f; rm -f $TESTDIR/ro/f" 2>&1)
+is "a --ro root stays unchanged" "$(cat "$TESTDIR/ro/f")" "orig"
+
+echo "TOPSECRET-$MARK" > "$WORK/.env"
+echo "TOPSECRET2-$MARK" > "$TESTDIR/secret.txt"
+out=$(run_fsg --deny-read "$TESTDIR/secret.txt" -- sh -c "cat .env; cat $TESTDIR/secret.txt; head -c 100 .env" 2>&1); rc=$?
+check "deny-read files are unreadable (exit status)" test "$rc" -ne 0
+check "... Permission denied" grep -q "Permission denied" <<<"$out"
+check "... and the secret never appears" bash -c '! grep -q TOPSECRET <<<"$1"' _ "$out"
+rm -f "$WORK/.env"
+
+is "uid and gid map to themselves" "$(run_fsg -- id -u):$(run_fsg -- id -g)" "$(id -u):$(id -g)"
+is "stdin passes through" "$(echo piped | run_fsg -- cat)" "piped"
+
+# --- exit statuses ----------------------------------------------------------
+run_fsg -- sh -c 'exit 42'; is "the command's exit status" "$?" "42"
+run_fsg -- sh -c 'kill -TERM $$'; is "death by SIGTERM gives 143" "$?" "143"
+run_fsg -- sh -c 'kill -SEGV $$'; is "death by SIGSEGV gives 139" "$?" "139"
+run_fsg -- "no-such-command-$MARK" 2>/dev/null; is "command not found gives 127" "$?" "127"
+printf '#!/bin/sh\necho hi\n' > "$WORK/noexec.sh"; chmod 0644 "$WORK/noexec.sh"
+run_fsg -- ./noexec.sh 2>/dev/null; is "a command that is not executable gives 126" "$?" "126"
+run_fsg -C "$TESTDIR/does-not-exist" -- true 2>/dev/null; is "a missing -C directory gives 125" "$?" "125"
+mkdir -p "$TESTDIR/a" "$TESTDIR/b"
+err=$(run_fsg --profile none --rw "$TESTDIR/a" -C "$TESTDIR/b" -- true 2>&1); rc=$?
+is "a working directory outside the view gives 125" "$rc" "125"
+check "... with a one-line reason naming the fix" test "$(wc -l <<<"$err")" -eq 1 -a -n "$(grep -- '-C DIR' <<<"$err")"
+run_fsg --no-such-option -- true 2>/dev/null; is "an unknown option gives 2" "$?" "2"
+run_fsg 2>/dev/null; is "no command gives 2" "$?" "2"
+out=$(run_fsg --json "$TESTDIR/r127.json" -- "no-such-command-$MARK" 2>/dev/null)
+is "the report tells an exec failure from the command's status" \
+  "$(json_get "$TESTDIR/r127.json" 'r["exit_code"], r["reason"]')" "(127, 'exec-error')"
+run_fsg --json "$TESTDIR/r127b.json" -- sh -c 'exit 127'
+is "... a command exiting 127 by itself is 'exited'" "$(json_get "$TESTDIR/r127b.json" 'r["reason"]')" "exited"
+
+# --- environment ------------------------------------------------------------
+env_out=$(env MY_API_TOKEN=t1 AWS_SECRET_ACCESS_KEY=t2 FOO_UNRELATED=bar FSGATE_SANDBOX=forged \
+  FSGATE_SANDBOX_FORGED=1 HOME="$HOME" PATH="$PATH" LANG=C.UTF-8 "$FSGATE_RUN" -- env)
+check "secrets (TOKEN, SECRET, KEY) are dropped" bash -c '! grep -Eq "MY_API_TOKEN|AWS_SECRET" <<<"$1"' _ "$env_out"
+check "non-core variables are dropped (inherit = core)" bash -c '! grep -q FOO_UNRELATED <<<"$1"' _ "$env_out"
+check "core variables are kept" grep -q "^HOME=$HOME\$" <<<"$env_out"
+check "FSGATE_SANDBOX=1 is set and cannot be forged" test "$(grep -c '^FSGATE_SANDBOX=' <<<"$env_out")" = 1 -a -n "$(grep '^FSGATE_SANDBOX=1$' <<<"$env_out")"
+check "inherited FSGATE_SANDBOX* variables are stripped" bash -c '! grep -q FSGATE_SANDBOX_FORGED <<<"$1"' _ "$env_out"
+check "FSGATE_SANDBOX_NETWORK_DISABLED=1 without network" grep -q '^FSGATE_SANDBOX_NETWORK_DISABLED=1$' <<<"$env_out"
+check "... and absent with --net" bash -c '! "$FSGATE_RUN" --net -- env | grep -q NETWORK_DISABLED'
+
+# --- process state --------------------------------------------------------------
+status=$(run_fsg -- cat /proc/self/status)
+for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+  is "$c is empty" "$(awk -v k="$c:" '$1==k {print $2}' <<<"$status")" "0000000000000000"
+done
+is "no_new_privs is set" "$(awk '$1=="NoNewPrivs:" {print $2}' <<<"$status")" "1"
+is "a seccomp filter is active" "$(awk '$1=="Seccomp:" {print $2}' <<<"$status")" "2"
+is "the command runs in its own session (setsid)" "$(run_fsg -- sh -c 'awk "{print (\$6 == \$1)}" /proc/$$/stat')" "1"
+is "the command runs as a child of the sandbox init (pid 1)" "$(run_fsg -- sh -c 'awk "{print \$4}" /proc/$$/stat')" "1"
+check "host processes are not visible in /proc" bash -c '! "$FSGATE_RUN" -- test -e /proc/$1' _ "$$"
+is "/proc/<host pid>/root is not reachable" "$(run_fsg -- sh -c "ls /proc/$$/root/ >/dev/null 2>&1 && echo reachable || echo no")" "no"
+check "the sandbox's /proc shows only its own few processes" test "$(run_fsg -- sh -c 'ls -d /proc/[0-9]* | wc -l')" -le 5
+
+exec 7<"$TESTDIR"
+is "an inherited fd >= 3 is closed" "$(run_fsg -- "$TRY_SYSCALL" fstat-fd 7)" "EBADF"
+is "--pass-fd keeps it" "$(run_fsg --pass-fd 7 -- "$TRY_SYSCALL" fstat-fd 7)" "OK"
+exec 7<&-
+run_fsg --pass-fd 77 -- true 2>/dev/null; is "--pass-fd of a closed fd is a usage error" "$?" "2"
+
+devs=$(run_fsg -- ls /dev | tr '\n' ' ')
+is "/dev is minimal" "$devs" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero "
+is "/dev/null works" "$(run_fsg -- sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c')" "4"
+
+# --- report -----------------------------------------------------------------------
+echo "s3cr3t" > "$WORK/.env"
+run_fsg --json "$TESTDIR/r.json" -- sh -c 'cat .env; exit 3' 2>/dev/null
+is "--json: exit_code" "$(json_get "$TESTDIR/r.json" 'r["exit_code"]')" "3"
+is "--json: signal, timed_out" "$(json_get "$TESTDIR/r.json" '(r["signal"], r["timed_out"])')" "(None, False)"
+check "--json: duration_ms" test "$(json_get "$TESTDIR/r.json" 'r["duration_ms"]')" -ge 0
+is "--json: sandbox_denied from the audit" "$(json_get "$TESTDIR/r.json" 'r["sandbox_denied"]')" "True"
+is "--json: the denial names operation, path, rule and command" \
+  "$(json_get "$TESTDIR/r.json" '[(d["path"], d["rule"].split()[0], d["command"], d["pid"] > 0, len(d["operation"]) > 0) for d in r["denials"]][0]')" \
+  "('$WORK/.env', 'deny-read', 'cat', True, True)"
+is "--json: policy summary" "$(json_get "$TESTDIR/r.json" '(r["policy"]["profile"], r["policy"]["network"])')" "('workspace-write', False)"
+run_fsg --json "$TESTDIR/r0.json" -- sh -c 'echo "Permission denied; sandbox says no"'  >/dev/null
+is "--json: sandbox_denied is false without a denial, whatever the output says" "$(json_get "$TESTDIR/r0.json" 'r["sandbox_denied"]')" "False"
+rm -f "$WORK/.env"
+
+out=$(run_fsg --json - -- sh -c 'echo cmd-output')
+is "--json -: the report follows the command's output on stdout" "$(head -1 <<<"$out")" "cmd-output"
+is "... and parses" "$(tail -n +2 <<<"$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["exit_code"])')" "0"
+
+live=$(run_fsg --capture --output-cap 1000 --json "$TESTDIR/c.json" -- \
+  sh -c 'head -c 5000 /dev/zero | tr "\0" o; head -c 5000 /dev/zero | tr "\0" e >&2' 2>/dev/null)
+is "captured output still streams live (all of it)" "${#live}" "5000"
+is "stdout is capped, keeping the head" "$(json_get "$TESTDIR/c.json" '(len(r["stdout"]), r["stdout_dropped_bytes"])')" "(1000, 4000)"
+is "stderr is capped" "$(json_get "$TESTDIR/c.json" '(len(r["stderr"]), r["stderr_dropped_bytes"])')" "(1000, 4000)"
+is "aggregate keeps 1/3 stdout and 2/3 stderr" "$(json_get "$TESTDIR/c.json" '(r["aggregated_output"].count("o"), r["aggregated_output"].count("e"))')" "(333, 667)"
+run_fsg --capture --output-cap 1000 --json "$TESTDIR/c2.json" -- \
+  sh -c 'head -c 100 /dev/zero | tr "\0" o; head -c 5000 /dev/zero | tr "\0" e >&2' >/dev/null 2>&1
+is "unused stdout share goes to stderr" "$(json_get "$TESTDIR/c2.json" '(r["aggregated_output"].count("o"), r["aggregated_output"].count("e"))')" "(100, 900)"
+run_fsg --capture --json "$TESTDIR/c3.json" -- sh -c 'printf "a\377\376b\n"' >/dev/null
+is "invalid UTF-8 is replaced" "$(json_get "$TESTDIR/c3.json" 'r["stdout"]')" "a��b"
+
+is "no FUSE mount left on the host" "$(fsg_mounts)" "$mounts_before"
+done_testing

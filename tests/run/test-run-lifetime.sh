@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Process lifetime: timeouts kill the whole tree (also processes that ignore
+# SIGTERM, are stopped, or double-fork and setsid), a grandchild holding the
+# output pipe does not hang the run, signals are forwarded, a killed runner
+# takes the tree with it, and a dead FUSE daemon ends the run with 125.
+. "$(dirname "$0")/libtest.sh"
+require_fsgate
+
+ms () { date +%s%3N; }
+
+t0=$(ms)
+run_fsg --timeout 1s --kill-after 1s --json "$TESTDIR/t.json" -- \
+  sh -c "(trap '' TERM; exec sleep $MARK) & trap '' TERM; sleep $MARK; wait"
+rc=$?; t1=$(ms)
+is "timeout gives 124" "$rc" "124"
+check "... after timeout + kill-after, not much later ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 4000 -a $((t1 - t0)) -ge 1000
+is "... the report says timed_out" "$(json_get "$TESTDIR/t.json" '(r["timed_out"], r["exit_code"], r["reason"])')" "(True, 124, 'timeout')"
+is "... and no process survives (grandchild ignoring SIGTERM)" "$(survivors)" ""
+
+run_fsg --timeout 1s --kill-after 500ms -- sh -c "sleep $MARK & kill -STOP \$\$"
+is "a stopped command times out with 124" "$?" "124"
+is "... and is gone" "$(survivors)" ""
+
+run_fsg --timeout 1s -- sh -c "setsid sh -c 'sleep $MARK & exit' & sleep $MARK"
+is "double-fork + setsid: 124" "$?" "124"
+is "... and gone" "$(survivors)" ""
+
+t0=$(ms)
+out=$(run_fsg -- sh -c "(sleep $MARK &); echo started")
+t1=$(ms)
+is "a grandchild holding stdout does not hang the run" "$out" "started"
+check "... the run returns at once ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 2500
+is "... and the grandchild is gone with the run" "$(survivors)" ""
+
+out=$(run_fsg --capture --json "$TESTDIR/g.json" -- sh -c "(sleep $MARK &); echo started")
+is "same with --capture" "$(json_get "$TESTDIR/g.json" 'repr(r["stdout"])')" "'started\\n'"
+
+# Signals to fsgate-run reach the command.
+"$FSGATE_RUN" -- sh -c "sleep $MARK" & rp=$!; track $rp
+sleep 0.5
+kill -TERM $rp; wait $rp; rc=$?
+is "SIGTERM to fsgate-run is forwarded (128+15)" "$rc" "143"
+is "... nothing left" "$(survivors)" ""
+
+"$FSGATE_RUN" -- sh -c "trap 'exit 7' INT; sleep $MARK & wait" & rp=$!; track $rp
+sleep 0.5
+kill -INT $rp; wait $rp; rc=$?
+is "SIGINT is forwarded and the command's handler decides the status" "$rc" "7"
+
+# fsgate-run killed: everything goes within 1 s.
+"$FSGATE_RUN" -- sh -c "sleep $MARK & sleep $MARK" & rp=$!; track $rp
+sleep 0.5
+kill -KILL $rp; wait $rp 2>/dev/null
+for i in $(seq 20); do [ -z "$(survivors)" ] && break; sleep 0.05; done
+is "fsgate-run killed with SIGKILL: no process survives after 1 s" "$(survivors)" ""
+check "... and no fsgate helper process either" test -z "$(pgrep -f 'fsgate-(fuse|setup|init)' | xargs -r ps -o pid=,ppid= -p | awk -v p=$rp '$2==p')"
+
+# The FUSE daemon dies during the run: exit 125, distinct reason.
+echo data > "$WORK/file"
+"$FSGATE_RUN" --json "$TESTDIR/d.json" -- sh -c "while cat file >/dev/null; do sleep 0.1; done; echo 'view gone' >&2; sleep $MARK" 2>"$TESTDIR/d.err" &
+rp=$!; track $rp
+sleep 0.7
+daemon=$(pgrep -P $rp -x fsgate-fuse)
+if [ -n "$daemon" ]; then
+  t0=$(ms)
+  kill -KILL "$daemon"
+  wait $rp; rc=$?; t1=$(ms)
+  is "FUSE daemon killed mid-run: exit 125" "$rc" "125"
+  check "... within 2 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 2000
+  is "... reported as daemon-died" "$(json_get "$TESTDIR/d.json" 'r["reason"]')" "daemon-died"
+  check "... with a one-line message" grep -q "FUSE daemon" "$TESTDIR/d.err"
+  is "... nothing left" "$(survivors)" ""
+else
+  not_ok "found the fsgate-fuse daemon of the run"
+fi
+
+done_testing

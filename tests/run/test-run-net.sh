@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Network blocking (security suite): with the network denied, every socket
+# family but AF_UNIX fails with EACCES (seccomp, reported as denials), on
+# every ABI; io_uring is gone; a host listener on 127.0.0.1 and a host
+# abstract unix socket receive nothing; AF_UNIX inside still works.
+. "$(dirname "$0")/libtest.sh"
+require_fsgate
+
+# A host TCP listener and an abstract unix listener that log every connection.
+cat > "$TESTDIR/listen.py" <<'PY'
+import socket, sys, threading, os
+log = open(sys.argv[1], "a")
+tcp = socket.socket(); tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+tcp.bind(("127.0.0.1", 0)); tcp.listen(16)
+ab = socket.socket(socket.AF_UNIX); ab.bind("\0" + sys.argv[2]); ab.listen(16)
+open(sys.argv[3], "w").write(str(tcp.getsockname()[1]))
+def serve(s, name):
+    while True:
+        c, _ = s.accept(); log.write(name + "\n"); log.flush(); c.close()
+threading.Thread(target=serve, args=(ab, "abstract"), daemon=True).start()
+serve(tcp, "tcp")
+PY
+python3 "$TESTDIR/listen.py" "$TESTDIR/conn.log" "fsgate-test-$MARK" "$TESTDIR/port" & track $!
+for i in $(seq 50); do [ -s "$TESTDIR/port" ] && break; sleep 0.1; done
+PORT=$(cat "$TESTDIR/port")
+touch "$TESTDIR/conn.log"
+is "the host listener works from the host (control)" "$("$TRY_SYSCALL" connect-inet "$PORT")" "OK"
+sleep 0.2; : > "$TESTDIR/conn.log"
+
+is "connect to a host 127.0.0.1 listener: socket() fails with EACCES" \
+  "$(run_fsg -- "$TRY_SYSCALL" connect-inet "$PORT")" "EACCES"
+out=$(run_fsg -- python3 -c "
+import socket
+try:
+    socket.create_connection(('127.0.0.1', $PORT), timeout=2); print('connected')
+except OSError as e: print(e.errno)" 2>&1)
+is "python socket to 127.0.0.1 fails with EACCES" "$out" "13"
+out=$(run_fsg -- python3 -c "
+import socket
+try:
+    socket.create_connection(('1.1.1.1', 80), timeout=2); print('connected')
+except OSError as e: print(e.errno)" 2>&1)
+is "python socket to a public address fails with EACCES" "$out" "13"
+if command -v curl >/dev/null; then
+  run_fsg -- curl -s -m 3 "http://127.0.0.1:$PORT/" >/dev/null 2>&1
+  check "curl to 127.0.0.1 fails" test $? -ne 0
+else
+  skip "curl to 127.0.0.1 fails" "curl"
+fi
+out=$(run_fsg -- python3 -c "
+import socket
+try: socket.getaddrinfo('example.com', 80); print('resolved')
+except OSError as e: print('failed')" 2>&1)
+is "DNS resolution fails" "$out" "failed"
+
+for fam in inet inet-dgram inet6 netlink packet vsock alg bluetooth inet-highbits; do
+  is "socket($fam) fails with EACCES" "$(run_fsg -- "$TRY_SYSCALL" socket-$fam)" "EACCES"
+done
+is "socketpair(AF_INET) fails with EACCES" "$(run_fsg -- "$TRY_SYSCALL" socketpair-inet)" "EACCES"
+is "socket(AF_UNIX) works" "$(run_fsg -- "$TRY_SYSCALL" socket-unix)" "OK"
+is "socketpair(AF_UNIX) works" "$(run_fsg -- "$TRY_SYSCALL" socketpair-unix)" "OK"
+out=$(run_fsg -- python3 -c "
+import socket, os
+p = os.path.abspath('s.sock')
+srv = socket.socket(socket.AF_UNIX); srv.bind(p); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(p); a, _ = srv.accept()
+c.sendall(b'unix-ok'); print(a.recv(16).decode()); os.unlink(p)")
+is "AF_UNIX sockets connect and carry data inside" "$out" "unix-ok"
+is "io_uring_setup fails with ENOSYS (no socket ops via io_uring)" "$(run_fsg -- "$TRY_SYSCALL" io_uring_setup)" "ENOSYS"
+is "i386 socketcall(SYS_SOCKET) via int \$0x80 fails" "$(run_fsg -- "$TRY_SYSCALL" int80-socketcall)" "EACCES"
+is "i386 socket(AF_INET) via int \$0x80 fails" "$(run_fsg -- "$TRY_SYSCALL" int80-socket)" "EACCES"
+x32=$(run_fsg -- "$TRY_SYSCALL" x32-socket)
+check "x32 socket(AF_INET) fails ($x32)" test "$x32" = EACCES -o "$x32" = ENOSYS
+is "a host abstract unix socket is unreachable (network namespace)" \
+  "$(run_fsg -- "$TRY_SYSCALL" connect-abstract "fsgate-test-$MARK")" "ECONNREFUSED"
+sleep 0.3
+is "the host listeners received nothing" "$(cat "$TESTDIR/conn.log")" ""
+
+run_fsg --json "$TESTDIR/n.json" -- sh -c "'$TRY_SYSCALL' socket-inet6; '$TRY_SYSCALL' socket-netlink" >/dev/null
+is "refused socket() calls are denials in the report" \
+  "$(json_get "$TESTDIR/n.json" '(r["sandbox_denied"], [(d["source"], d["operation"], d["path"], d["command"]) for d in r["denials"]])')" \
+  "(True, [('seccomp', 'socket', 'AF_INET6', 'try-syscall'), ('seccomp', 'socket', 'AF_NETLINK', 'try-syscall')])"
+
+is "--net allows sockets" "$(run_fsg --net -- "$TRY_SYSCALL" socket-inet)" "OK"
+is "--net reaches the host listener" "$(run_fsg --net -- "$TRY_SYSCALL" connect-inet "$PORT")" "OK"
+done_testing
