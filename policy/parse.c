@@ -514,6 +514,23 @@ entry_new_setting (const char *key, const char *value, const char *origin, FsgOr
   return e;
 }
 
+/* List items are stripped of surrounding whitespace, so a value that ends
+ * in whitespace once normalised ("/a /" is "/a ") could not be written back. */
+static gboolean
+check_ends (const char *value, const char *where, GError **error)
+{
+  gsize len = strlen (value);
+
+  if (len > 0 && (g_ascii_isspace (value[0]) || g_ascii_isspace (value[len - 1])))
+    {
+      g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                   "%s: '%s' starts or ends with a space, which a policy list cannot hold",
+                   where, value);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Check one rule value and append it to @out. @where prefixes errors
  * ("policy.ini:3: key 'writable' in [filesystem]" or "--rw"). */
 static gboolean
@@ -562,6 +579,8 @@ add_rule_value (FsgPolicyBuilder *b, GPtrArray *out, FsgRuleKind kind, const cha
         }
       else
         abs = g_canonicalize_filename (value, "/");
+      if (!check_ends (abs, where, error))
+        return FALSE;
       g_ptr_array_add (out, entry_new_rule (kind, g_strdup (abs), g_strdup (abs), optional,
                                             TRUE, origin, okind));
       return TRUE;
@@ -585,6 +604,8 @@ add_rule_value (FsgPolicyBuilder *b, GPtrArray *out, FsgRuleKind kind, const cha
           g_set_error (error, FSG_POLICY_ERROR, local->code, "%s: %s", where, local->message);
           return FALSE;
         }
+      if (!check_ends (norm, where, error))
+        return FALSE;
       g_ptr_array_add (out, entry_new_rule (kind, g_steal_pointer (&norm), g_strdup (value),
                                             optional, anchored, origin, okind));
       return TRUE;
