@@ -395,7 +395,7 @@ med () { echo "${RES[$1|$2]:-}" | tr ' ' '\n' | grep . | median; }
 ratio () { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 fmt () { awk -v v="$1" 'BEGIN { if (v >= 10) printf "%.1f", v; else if (v >= 1) printf "%.2f", v; else printf "%.3f", v }'; }
 
-FS_TYPE=$(stat -f -c %T "$DATA")
+FS_TYPE=$(df -PT "$DATA" | awk 'NR == 2 { print $2 }')
 echo
 echo "## fsgate file-system benchmark"
 echo
@@ -443,7 +443,7 @@ if [ $COUNT = 1 ]; then
   stop_mount "$MNT_LL" "$LL_PID"
   stop_mount "$MNT_FSG" "$FSG_PID"
   count_ops () { # LOGFILE -> "N total: OP n, OP n, ..."
-    grep -o 'opcode: [A-Z_]*' "$1" | awk '{ c[$2]++; n++ } END { printf "%d total:", n; for (k in c) printf " %s %d", k, c[k]; print "" }'
+    grep -a -o 'opcode: [A-Z_]*' "$1" | awk '{ c[$2]++; n++ } END { printf "%d total:", n; for (k in c) printf " %s %d", k, c[k]; print "" }'
   }
   echo
   echo "FUSE requests per workload (one run each, from the daemons' -d logs):"
