@@ -27,23 +27,6 @@
 
 static char *tmp_root;
 
-static void
-cleanup_tmp (void)
-{
-  if (tmp_root == NULL)
-    return;
-  fsg_test_rm_rf (tmp_root);
-  g_clear_pointer (&tmp_root, g_free);
-}
-
-static void
-on_fatal_signal (int sig)
-{
-  cleanup_tmp ();
-  signal (sig, SIG_DFL);
-  raise (sig);
-}
-
 /* Names met in a source tree: most match nothing, a few match a glob. */
 static const char *const names[] = {
   "main.c", "README.md", "node_modules", "index.js", ".git", "objects", "lib", "test_util.py",
@@ -212,7 +195,6 @@ bench_one (guint n_rules, const char *work, const char *home, guint batches, Row
 int
 main (int argc, char **argv)
 {
-  g_autofree char *made = NULL;
   g_autofree char *work = NULL;
   g_autofree char *home = NULL;
   const guint sizes[] = { 10, 100, 1000 };
@@ -223,13 +205,7 @@ main (int argc, char **argv)
     if (strcmp (argv[i], "--quick") == 0)
       batches = 5;
 
-  made = fsg_test_tmpdir_new ("bench");
-  tmp_root = realpath (made, NULL);
-  g_assert_nonnull (tmp_root);
-  atexit (cleanup_tmp);
-  signal (SIGABRT, on_fatal_signal);
-  signal (SIGINT, on_fatal_signal);
-  signal (SIGTERM, on_fatal_signal);
+  tmp_root = (char *) fsg_test_scratch_dir ("bench");
   work = g_build_filename (tmp_root, "work", NULL);
   home = g_build_filename (tmp_root, "home", NULL);
   fsg_test_mkdir (tmp_root, "work/src/lib/deep");
@@ -248,6 +224,6 @@ main (int argc, char **argv)
           TARGET_NS, rows[G_N_ELEMENTS (sizes) - 1].inc_ns < TARGET_NS ? "met" : "MISSED",
           rows[G_N_ELEMENTS (sizes) - 1].inc_ns);
 
-  cleanup_tmp ();
+  fsg_test_scratch_cleanup ();
   return 0;
 }

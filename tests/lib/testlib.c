@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <string.h>
@@ -153,4 +155,40 @@ fsg_test_write_file (const char *dir, const char *relpath, const char *contents)
   g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
   g_file_set_contents (p, contents, -1, &error);
   g_assert_no_error (error);
+}
+
+static char *scratch_dir;
+
+void
+fsg_test_scratch_cleanup (void)
+{
+  if (scratch_dir == NULL)
+    return;
+  fsg_test_rm_rf (scratch_dir);
+  g_clear_pointer (&scratch_dir, g_free);
+}
+
+static void
+scratch_on_fatal_signal (int sig)
+{
+  fsg_test_scratch_cleanup ();
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+const char *
+fsg_test_scratch_dir (const char *tag)
+{
+  static const int signals[] = { SIGABRT, SIGSEGV, SIGPIPE, SIGINT, SIGTERM };
+  g_autofree char *made = NULL;
+
+  if (scratch_dir != NULL)
+    return scratch_dir;
+  made = fsg_test_tmpdir_new (tag);
+  scratch_dir = realpath (made, NULL);
+  g_assert_nonnull (scratch_dir);
+  atexit (fsg_test_scratch_cleanup);
+  for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
+    signal (signals[i], scratch_on_fatal_signal);
+  return scratch_dir;
 }

@@ -26,6 +26,14 @@ void fsg_test_skip_or_fail (const char *reason);
 char *fsg_test_tmpdir_new (const char *tag);
 void fsg_test_tmpdir_free (char *path);
 
+/* A scratch directory for the whole test program, canonical (realpath),
+ * removed at exit and on SIGABRT, SIGSEGV, SIGPIPE, SIGINT and SIGTERM, so a
+ * failing or killed test leaves nothing behind. Created on the first call.
+ * (transfer none) */
+const char *fsg_test_scratch_dir (const char *tag);
+/* Remove the scratch directory now (also done at exit). */
+void fsg_test_scratch_cleanup (void);
+
 /* Write @contents to @dir/@relpath, creating parent directories. */
 void fsg_test_write_file (const char *dir, const char *relpath, const char *contents);
 /* mkdir -p @dir/@relpath */

@@ -24,23 +24,6 @@
 
 static char *tmp_root; /* canonical */
 
-static void
-cleanup_tmp (void)
-{
-  if (tmp_root == NULL)
-    return;
-  fsg_test_rm_rf (tmp_root);
-  g_clear_pointer (&tmp_root, g_free);
-}
-
-static void
-on_fatal_signal (int sig)
-{
-  cleanup_tmp ();
-  signal (sig, SIG_DFL);
-  raise (sig);
-}
-
 static char *
 subst (const char *text)
 {
@@ -424,21 +407,12 @@ test_cli_policy_profile (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *made = NULL;
   int ret;
 
   g_test_init (&argc, &argv, NULL);
   g_test_set_nonfatal_assertions ();
 
-  made = fsg_test_tmpdir_new ("explain");
-  tmp_root = realpath (made, NULL);
-  g_assert_nonnull (tmp_root);
-  atexit (cleanup_tmp);
-  signal (SIGABRT, on_fatal_signal);
-  signal (SIGSEGV, on_fatal_signal);
-  signal (SIGPIPE, on_fatal_signal);
-  signal (SIGINT, on_fatal_signal);
-  signal (SIGTERM, on_fatal_signal);
+  tmp_root = (char *) fsg_test_scratch_dir ("explain");
 
   g_test_add_func ("/policy/explain/describe/profile", test_describe_profile);
   g_test_add_func ("/policy/explain/describe/origins", test_describe_origins);
@@ -450,6 +424,6 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/explain/cli/policy-profile", test_cli_policy_profile);
 
   ret = g_test_run ();
-  cleanup_tmp ();
+  fsg_test_scratch_cleanup ();
   return ret;
 }

@@ -23,23 +23,6 @@ static char *tmp_root; /* canonical */
 static char *fake_cwd;
 static char *fake_home;
 
-static void
-cleanup_tmp (void)
-{
-  if (tmp_root == NULL)
-    return;
-  fsg_test_rm_rf (tmp_root);
-  g_clear_pointer (&tmp_root, g_free);
-}
-
-static void
-on_fatal_signal (int sig)
-{
-  cleanup_tmp ();
-  signal (sig, SIG_DFL);
-  raise (sig);
-}
-
 static FsgPolicyBuilder *
 new_builder (const char *runtime_dir)
 {
@@ -1120,21 +1103,12 @@ test_round_trip_shadowed_alias (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *made = NULL;
   int ret;
 
   g_test_init (&argc, &argv, NULL);
   g_test_set_nonfatal_assertions ();
 
-  made = fsg_test_tmpdir_new ("parse");
-  tmp_root = realpath (made, NULL);
-  g_assert_nonnull (tmp_root);
-  atexit (cleanup_tmp);
-  signal (SIGABRT, on_fatal_signal);
-  signal (SIGSEGV, on_fatal_signal);
-  signal (SIGPIPE, on_fatal_signal);
-  signal (SIGINT, on_fatal_signal);
-  signal (SIGTERM, on_fatal_signal);
+  tmp_root = (char *) fsg_test_scratch_dir ("parse");
   fake_cwd = g_build_filename (tmp_root, "cwd", NULL);
   fake_home = g_build_filename (tmp_root, "home", NULL);
   fsg_test_mkdir (tmp_root, "cwd");
@@ -1179,7 +1153,7 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/parse/round-trip/shadowed-alias", test_round_trip_shadowed_alias);
 
   ret = g_test_run ();
-  cleanup_tmp ();
+  fsg_test_scratch_cleanup ();
   g_free (fake_cwd);
   g_free (fake_home);
   return ret;
