@@ -3,11 +3,21 @@
  * Internals of the FUSE policy view, shared by fs.c (lifecycle), inode.c
  * (inode table, lookup, view paths, audit) and ops.c (fuse_lowlevel_ops).
  *
- * Lock order: fs->lock is the only lock touching inodes; it protects the
- * inode tables, nlookup, nchildren, parent/name and the (mutable, because a
- * rename re-derives it) policy state of every inode. Never hold it across a
- * host syscall that can block for long, and never while replying (a reply
- * may trigger a FORGET of the same inode).
+ * Lock order: fs->ns_lock (reader or writer), then fs->lock. fs->lock is a
+ * leaf: it protects the inode tables, nlookup, nchildren, parent/name, the
+ * (mutable, because a rename re-derives it) policy state of every inode,
+ * and the O_PATH fd cache (fd, pins, the LRU list, n_fds). Never hold it
+ * across a host syscall that can block for long (only close() of an
+ * O_PATH fd happens under it), and never while replying (a reply may
+ * trigger a FORGET of the same inode).
+ *
+ * fd budget: at most fs->fd_budget O_PATH fds are open. Host inodes beyond
+ * it keep (parent, name, dev, ino, btime) and are reopened on demand with
+ * openat (parent_fd, name, O_PATH|O_NOFOLLOW) and checked against that
+ * identity (ESTALE when it changed). Code that uses an inode's fd pins it
+ * first (fsg_inode_pin(), or an fsg_autopin FsgPin): a pinned fd is never
+ * closed by the LRU, and a pinned inode is never freed, so unpinning after
+ * the reply is fine even if the reply triggered a FORGET.
  */
 #pragma once
 
@@ -38,10 +48,13 @@ struct _FsgInode
 {
   /* Immutable after creation. */
   FsgInodeKind kind;
-  int fd;             /* O_PATH|O_NOFOLLOW|O_CLOEXEC, -1 unless FSG_INODE_HOST */
   dev_t dev;          /* host identity; 0 for synthetic inodes */
   ino_t ino;
+  guint64 btime;      /* host birth time in ns (0 if unknown): catches inode
+                       * number reuse when an evicted fd is reopened */
   mode_t type;        /* S_IFMT bits */
+  gboolean fd_permanent; /* never evicted (the view root, roots below a
+                          * synthetic parent: they cannot be reopened) */
   guint64 generation;
   guint64 fake_ino;   /* st_ino shown for synthetic inodes */
   gboolean stub_anc;  /* the view path is "/" or an ancestor of a stub dir */
@@ -54,6 +67,15 @@ struct _FsgInode
   char *name;         /* last component, NULL for the view root */
   char *synth_key;    /* key in fs->synth, or NULL */
   gboolean hashed;    /* present in fs->inodes */
+  /* The fd cache, also protected by fs->lock. */
+  int fd;             /* O_PATH|O_NOFOLLOW|O_CLOEXEC, -1 if synthetic or evicted */
+  guint pins;         /* users of fd right now (+1 per open file handle) */
+  gboolean in_lru;
+  FsgInode *lru_prev; /* towards the most recently used */
+  FsgInode *lru_next;
+  /* Kernel passthrough, protected by fs->pt_lock. */
+  int backing_id;     /* FUSE_DEV_IOC_BACKING_OPEN id, 0 for none */
+  guint backing_refs; /* passthrough opens using it */
 };
 
 struct _FsgFs
@@ -92,13 +114,33 @@ struct _FsgFs
   guint64 next_generation;
   guint64 next_fake_ino;
   guint64 n_inodes;
-  guint64 n_fds;
+  guint64 n_fds;            /* O_PATH fds open, permanent ones included */
+  guint64 fd_budget;        /* evict beyond this many O_PATH fds */
+  FsgInode *lru_head;       /* most recently used host inode with an fd */
+  FsgInode *lru_tail;
+  guint64 n_reopens;
+  guint64 n_evictions;
 
   FsgInode *root;
 
   /* Counters, updated atomically. */
   guint64 requests;
   guint64 denials;
+  guint64 read_requests;
+  guint64 write_requests;
+
+  /* Kernel passthrough (passthrough.c). pt_want: allowed and supported,
+   * decided before mounting; pt_offered: the kernel's INIT offered it;
+   * passthrough: negotiated (set in op_init, read-only afterwards). */
+  gboolean pt_want;
+  gboolean pt_offered;
+  gboolean passthrough;
+  guint64 pt_init_unique;
+  int pt_fuse_fd;
+  GMutex pt_lock;           /* a leaf: never taken together with fs->lock */
+  GHashTable *pt_pending;   /* request unique -> backing id, until the reply */
+  GHashTable *pt_fds;       /* host fds (+1) of passthrough opens */
+  guint64 pt_opens;
 
   /* Session. */
   struct fuse_session *se;
@@ -140,6 +182,47 @@ fsg_inode_nodeid (FsgFs *fs, FsgInode *inode)
     return FUSE_ROOT_ID;
   return (fuse_ino_t) (uintptr_t) inode;
 }
+
+/* Pin the O_PATH fd of a host inode, reopening it if it was evicted.
+ * Returns the fd (valid until fsg_inode_unpin()) or -errno: -EBADF for a
+ * synthetic inode, -ESTALE when the host object at (parent, name) is no
+ * longer the one this inode stands for. On failure nothing stays pinned. */
+int fsg_inode_pin (FsgFs *fs, FsgInode *inode);
+void fsg_inode_unpin (FsgFs *fs, FsgInode *inode);
+
+typedef struct
+{
+  FsgFs *fs;
+  FsgInode *inode;
+} FsgPin;
+
+static inline void
+fsg_pin_clear (FsgPin *pin)
+{
+  if (pin->inode != NULL)
+    fsg_inode_unpin (pin->fs, pin->inode);
+  pin->inode = NULL;
+}
+/* Scoped pin: `fsg_autopin FsgPin pin = { 0 }; fd = fsg_pin (&pin, fs, inode);` */
+#define fsg_autopin __attribute__ ((cleanup (fsg_pin_clear)))
+
+static inline int
+fsg_pin (FsgPin *pin, FsgFs *fs, FsgInode *inode)
+{
+  int fd;
+
+  fsg_pin_clear (pin);
+  fd = fsg_inode_pin (fs, inode);
+  if (fd >= 0)
+    {
+      pin->fs = fs;
+      pin->inode = inode;
+    }
+  return fd;
+}
+
+/* Close cold O_PATH fds down to half the budget (after EMFILE/ENFILE). */
+void fsg_fs_relieve_fd_pressure (FsgFs *fs);
 
 FsgPathState fsg_inode_get_state (FsgFs *fs, FsgInode *inode);
 /* The view path of @inode, with "/@name" appended when @name is not NULL.
@@ -198,6 +281,15 @@ int fsg_fs_deny (FsgFs *fs,
                  const char *name,
                  const FsgPathState *state,
                  int err);
+
+/* passthrough.c */
+gboolean fsg_passthrough_install (FsgFs *fs);
+/* Give the file @fd of @inode, about to be answered to an OPEN or CREATE,
+ * a backing file: the reply is patched to open it in passthrough mode.
+ * Returns the backing id or -errno (then the normal path is used). */
+int fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd);
+/* The file @fd is released (or its open reply failed). */
+void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops fsg_fs_ops;

@@ -30,17 +30,31 @@
  * fuse_session_exit(); the handler does nothing. */
 #define FSG_WAKE_SIGNAL (SIGRTMIN + 6)
 
-static void
-raise_nofile_limit (void)
+/* Raise the soft RLIMIT_NOFILE to the hard one and return the O_PATH fd
+ * budget: @requested, FSGATE_FD_BUDGET, or the limit minus a reserve for
+ * open files, directory streams, pipes and the runner. */
+static guint64
+raise_nofile_limit (guint requested)
 {
   struct rlimit rl;
+  const char *env = g_getenv ("FSGATE_FD_BUDGET");
+  guint64 limit = 1024;
 
-  /* One O_PATH fd per inode the kernel remembers. */
-  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0)
     {
-      rl.rlim_cur = rl.rlim_max;
-      (void) setrlimit (RLIMIT_NOFILE, &rl);
+      if (rl.rlim_cur < rl.rlim_max)
+        {
+          rl.rlim_cur = rl.rlim_max;
+          (void) setrlimit (RLIMIT_NOFILE, &rl);
+          (void) getrlimit (RLIMIT_NOFILE, &rl);
+        }
+      limit = rl.rlim_cur == RLIM_INFINITY ? G_MAXINT : rl.rlim_cur;
     }
+  if (env != NULL && g_ascii_strtoull (env, NULL, 10) > 0)
+    return g_ascii_strtoull (env, NULL, 10);
+  if (requested > 0)
+    return requested;
+  return MAX (limit - MAX (limit / 4, 64), 16);
 }
 
 static int
@@ -158,6 +172,9 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
   int n;
 
   g_mutex_init (&fs->lock);
+  g_mutex_init (&fs->pt_lock);
+  fs->pt_fds = g_hash_table_new (NULL, NULL);
+  fs->pt_fuse_fd = -1;
   g_rw_lock_init (&fs->ns_lock);
   g_mutex_init (&fs->done_lock);
   g_cond_init (&fs->done_cond);
@@ -181,6 +198,7 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
       fs->audit_data = options->audit_data;
       fs->debug = options->debug;
       fs->user_xattrs = options->user_xattrs;
+      fs->fd_budget = options->fd_budget;
       for (guint i = 0; options->stub_dirs != NULL && options->stub_dirs[i] != NULL; i++)
         if (!add_stub (fs, options->stub_dirs[i], error))
           return NULL;
@@ -188,7 +206,10 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
   fs->hide_denied = fsg_policy_hide_denied (policy);
   fs->is_root = geteuid () == 0;
   fs->start_time = g_get_real_time ();
-  raise_nofile_limit ();
+  fs->fd_budget = raise_nofile_limit ((guint) fs->fd_budget);
+  fs->pt_want = fs->is_root && !(options != NULL && options->no_passthrough) &&
+                g_strcmp0 (g_getenv ("FSGATE_PASSTHROUGH"), "0") != 0 &&
+                fsg_fs_passthrough_supported (NULL);
 
   n = getgroups (0, NULL);
   if (n > 0)
@@ -303,6 +324,7 @@ fsg_fs_mount (FsgFs *fs, const char *mountpoint, GError **error)
       return fsg_throw (error, "cannot mount the view at '%s'", mountpoint);
     }
   fs->mountpoint = g_strdup (mountpoint);
+  (void) fsg_passthrough_install (fs); /* else the normal data path */
   /* Our own st_dev, so that lookups never walk into this mount. An empty
    * request mask with AT_STATX_DONT_SYNC never sends a request to the
    * (not yet serving) daemon. */
@@ -346,6 +368,7 @@ fsg_fs_take_fuse_fd (FsgFs *fs, int fuse_fd, GError **error)
       close (fuse_fd);
       return fsg_throw (error, "cannot use FUSE fd %d", fuse_fd);
     }
+  (void) fsg_passthrough_install (fs);
   return TRUE;
 }
 
@@ -470,6 +493,9 @@ fsg_fs_free (FsgFs *fs)
     close (fs->done_fd);
   g_free (fs->saved_groups);
   g_free (fs->mountpoint);
+  g_clear_pointer (&fs->pt_pending, g_hash_table_unref);
+  g_clear_pointer (&fs->pt_fds, g_hash_table_unref);
+  g_mutex_clear (&fs->pt_lock);
   g_mutex_clear (&fs->lock);
   g_rw_lock_clear (&fs->ns_lock);
   g_mutex_clear (&fs->done_lock);
@@ -484,9 +510,18 @@ fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
 
   st.requests = __atomic_load_n (&fs->requests, __ATOMIC_RELAXED);
   st.denials = __atomic_load_n (&fs->denials, __ATOMIC_RELAXED);
+  st.read_requests = __atomic_load_n (&fs->read_requests, __ATOMIC_RELAXED);
+  st.write_requests = __atomic_load_n (&fs->write_requests, __ATOMIC_RELAXED);
+  st.passthrough = fs->passthrough;
+  g_mutex_lock (&fs->pt_lock);
+  st.passthrough_opens = fs->pt_opens;
+  g_mutex_unlock (&fs->pt_lock);
   g_mutex_lock (&fs->lock);
   st.inodes = fs->n_inodes;
   st.open_fds = fs->n_fds;
+  st.fd_budget = fs->fd_budget;
+  st.fd_reopens = fs->n_reopens;
+  st.fd_evictions = fs->n_evictions;
   g_mutex_unlock (&fs->lock);
   *out_stats = st;
 }

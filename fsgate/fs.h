@@ -40,6 +40,15 @@ typedef struct
    * write(2); with this off, the first getxattr gets ENOSYS and the kernel
    * stops asking. security.*, trusted.* and system.* are never writable. */
   gboolean user_xattrs;
+  /* Most O_PATH fds to keep open for known inodes (0: the RLIMIT_NOFILE
+   * hard limit minus a quarter kept for open files; the environment
+   * variable FSGATE_FD_BUDGET overrides both). Beyond it, cold inodes
+   * close their fd and reopen it on demand. */
+  guint fd_budget;
+  /* Never use kernel FUSE passthrough (otherwise used when the daemon has
+   * CAP_SYS_ADMIN in the initial user namespace and the kernel offers it;
+   * FSGATE_PASSTHROUGH=0 in the environment also turns it off). */
+  gboolean no_passthrough;
 } FsgFsOptions;
 
 /* @policy is borrowed and must outlive @fs. (transfer full) */
@@ -76,7 +85,19 @@ typedef struct
   guint64 denials;
   guint64 inodes;      /* inodes currently known */
   guint64 open_fds;    /* O_PATH fds currently held */
+  guint64 fd_budget;
+  guint64 fd_reopens;  /* evicted fds opened again */
+  guint64 fd_evictions;
+  guint64 read_requests;     /* READ requests the daemon served */
+  guint64 write_requests;    /* WRITE requests the daemon served */
+  guint64 passthrough_opens; /* opens handed to the kernel's passthrough */
+  gboolean passthrough;      /* negotiated with the kernel */
 } FsgFsStats;
 void fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats);
+
+/* Would a daemon in this process get kernel FUSE passthrough? (CAP_SYS_ADMIN
+ * in the initial user namespace, and the kernel's ioctl.) If not, @out_reason
+ * says why. (transfer full) */
+gboolean fsg_fs_passthrough_supported (char **out_reason);
 
 G_END_DECLS

@@ -62,9 +62,227 @@ fsg_inode_tables_init (FsgFs *fs)
   fs->next_fake_ino = 1;
 }
 
+/* ---- The O_PATH fd cache (all under fs->lock) ---------------------------- */
+
+static void
+lru_unlink_locked (FsgFs *fs, FsgInode *inode)
+{
+  if (!inode->in_lru)
+    return;
+  if (inode->lru_prev != NULL)
+    inode->lru_prev->lru_next = inode->lru_next;
+  else
+    fs->lru_head = inode->lru_next;
+  if (inode->lru_next != NULL)
+    inode->lru_next->lru_prev = inode->lru_prev;
+  else
+    fs->lru_tail = inode->lru_prev;
+  inode->lru_prev = inode->lru_next = NULL;
+  inode->in_lru = FALSE;
+}
+
+static void
+lru_push_front_locked (FsgFs *fs, FsgInode *inode)
+{
+  inode->lru_prev = NULL;
+  inode->lru_next = fs->lru_head;
+  if (fs->lru_head != NULL)
+    fs->lru_head->lru_prev = inode;
+  fs->lru_head = inode;
+  if (fs->lru_tail == NULL)
+    fs->lru_tail = inode;
+  inode->in_lru = TRUE;
+}
+
+static void
+lru_touch_locked (FsgFs *fs, FsgInode *inode)
+{
+  if (!inode->in_lru || fs->lru_head == inode)
+    return;
+  lru_unlink_locked (fs, inode);
+  lru_push_front_locked (fs, inode);
+}
+
+/* Close unpinned fds from the cold end until at most @limit are open.
+ * Pinned fds stay (the budget is exceeded for as long as they are used). */
+static void
+evict_to_locked (FsgFs *fs, guint64 limit)
+{
+  FsgInode *i = fs->lru_tail;
+
+  while (fs->n_fds > limit && i != NULL)
+    {
+      FsgInode *prev = i->lru_prev;
+
+      if (i->pins == 0)
+        {
+          lru_unlink_locked (fs, i);
+          close (i->fd);
+          i->fd = -1;
+          fs->n_fds--;
+          fs->n_evictions++;
+        }
+      i = prev;
+    }
+}
+
+/* Give a fresh fd to @inode (whose fd is -1) and account for it. */
+static void
+inode_set_fd_locked (FsgFs *fs, FsgInode *inode, int fd)
+{
+  inode->fd = fd;
+  fs->n_fds++;
+  if (!inode->fd_permanent)
+    lru_push_front_locked (fs, inode);
+  evict_to_locked (fs, fs->fd_budget);
+}
+
+void
+fsg_fs_relieve_fd_pressure (FsgFs *fs)
+{
+  g_mutex_lock (&fs->lock);
+  evict_to_locked (fs, fs->fd_budget / 2);
+  g_mutex_unlock (&fs->lock);
+}
+
+static guint64
+statx_btime (const struct statx *stx)
+{
+  if (!(stx->stx_mask & STATX_BTIME))
+    return 0;
+  return (guint64) stx->stx_btime.tv_sec * G_GUINT64_CONSTANT (1000000000) + stx->stx_btime.tv_nsec;
+}
+
+/* Is @stx the object @inode stands for? (dev, ino) and type, plus the birth
+ * time where the filesystem has one: an evicted inode holds no reference
+ * to the host object, so its number may have been reused. */
+static gboolean
+identity_matches (const FsgInode *inode, const struct statx *stx)
+{
+  guint64 bt = statx_btime (stx);
+
+  return makedev (stx->stx_dev_major, stx->stx_dev_minor) == inode->dev &&
+         stx->stx_ino == inode->ino && (stx->stx_mode & S_IFMT) == inode->type &&
+         (inode->btime == 0 || bt == 0 || bt == inode->btime);
+}
+
+/* openat() for the fd cache; on EMFILE/ENFILE, close cold fds and retry once. */
+static int
+openat_path (FsgFs *fs, int dirfd, const char *name)
+{
+  int fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+    {
+      fsg_fs_relieve_fd_pressure (fs);
+      fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }
+  return fd;
+}
+
+/* The fd of @inode, which the caller has pinned; reopened from the parent's
+ * fd (pinned the same way, recursively) if it was evicted. */
+static int
+pinned_fd (FsgFs *fs, FsgInode *inode)
+{
+  FsgInode *parent;
+  g_autofree char *name = NULL;
+  struct statx stx;
+  int pfd, fd = -1, extra = -1, r = 0;
+
+  g_mutex_lock (&fs->lock);
+  if (inode->fd >= 0)
+    {
+      fd = inode->fd;
+      lru_touch_locked (fs, inode);
+      g_mutex_unlock (&fs->lock);
+      return fd;
+    }
+  parent = inode->parent;
+  if (inode->fd_permanent || parent == NULL || parent->kind != FSG_INODE_HOST || inode->name == NULL)
+    {
+      g_mutex_unlock (&fs->lock);
+      return -ESTALE;
+    }
+  /* Pinned under the lock: a concurrent rename may move @inode away from
+   * @parent, which must stay alive until we are done with it. */
+  parent->pins++;
+  name = g_strdup (inode->name);
+  g_mutex_unlock (&fs->lock);
+
+  pfd = pinned_fd (fs, parent);
+  if (pfd < 0)
+    r = pfd;
+  else if ((fd = openat_path (fs, pfd, name)) < 0)
+    r = errno == ENOENT ? -ESTALE : -errno;
+  else if (statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+                  STATX_BASIC_STATS | STATX_BTIME, &stx) < 0)
+    r = -errno;
+  else if (!identity_matches (inode, &stx))
+    r = -ESTALE; /* the name now refers to another object */
+  fsg_inode_unpin (fs, parent);
+  if (r < 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      return r;
+    }
+
+  g_mutex_lock (&fs->lock);
+  if (inode->fd >= 0)
+    {
+      extra = fd; /* another thread reopened it first */
+      fd = inode->fd;
+      lru_touch_locked (fs, inode);
+    }
+  else
+    {
+      fs->n_reopens++;
+      inode_set_fd_locked (fs, inode, fd);
+    }
+  g_mutex_unlock (&fs->lock);
+  if (extra >= 0)
+    close (extra);
+  return fd;
+}
+
+static void inode_maybe_free_locked (FsgFs *fs, FsgInode *inode);
+
+int
+fsg_inode_pin (FsgFs *fs, FsgInode *inode)
+{
+  int fd;
+
+  if (inode->kind != FSG_INODE_HOST)
+    return -EBADF;
+  g_mutex_lock (&fs->lock);
+  inode->pins++;
+  g_mutex_unlock (&fs->lock);
+  fd = pinned_fd (fs, inode);
+  if (fd < 0)
+    fsg_inode_unpin (fs, inode);
+  return fd;
+}
+
+void
+fsg_inode_unpin (FsgFs *fs, FsgInode *inode)
+{
+  g_mutex_lock (&fs->lock);
+  g_assert (inode->pins > 0);
+  inode->pins--;
+  if (inode->pins == 0)
+    {
+      if (fs->n_fds > fs->fd_budget)
+        evict_to_locked (fs, fs->fd_budget);
+      inode_maybe_free_locked (fs, inode);
+    }
+  g_mutex_unlock (&fs->lock);
+}
+
 static void
 inode_free (FsgFs *fs, FsgInode *inode)
 {
+  lru_unlink_locked (fs, inode);
   if (inode->fd >= 0)
     {
       close (inode->fd);
@@ -117,6 +335,7 @@ fsg_inode_new_root (FsgFs *fs, int fd, const struct stat *st, FsgPathState state
 
   root->kind = fd >= 0 ? FSG_INODE_HOST : FSG_INODE_SYNTH;
   root->fd = fd;
+  root->fd_permanent = TRUE;
   root->type = S_IFDIR;
   if (fd >= 0)
     {
@@ -243,12 +462,17 @@ fill_synthetic_stat (FsgFs *fs, FsgInode *inode, struct stat *st)
 int
 fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st)
 {
+  fsg_autopin FsgPin pin = { 0 };
+  int fd;
+
   if (inode->kind != FSG_INODE_HOST)
     {
       fill_synthetic_stat (fs, inode, st);
       return 0;
     }
-  if (fstatat (inode->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return fd;
+  if (fstatat (fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
     return -errno;
   st->st_ino = fsg_fs_map_ino (fs, st->st_dev, st->st_ino);
   return 0;
@@ -393,7 +617,12 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
 
   if (parent->kind == FSG_INODE_HOST)
     {
-      fd = openat (parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      int pfd = fsg_inode_pin (fs, parent);
+
+      if (pfd < 0)
+        return pfd;
+      fd = openat_path (fs, pfd, name);
+      fsg_inode_unpin (fs, parent);
       if (fd < 0)
         {
           int r = -errno;
@@ -415,7 +644,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
    * contains its mount point), asking for fresh attributes would send a
    * request to ourselves. */
   if (statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-             STATX_BASIC_STATS, &stx) < 0)
+             STATX_BASIC_STATS | STATX_BTIME, &stx) < 0)
     return -errno;
   if (fs->have_own_dev && makedev (stx.stx_dev_major, stx.stx_dev_minor) == fs->own_dev)
     {
@@ -457,15 +686,31 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
 
   g_mutex_lock (&fs->lock);
   inode = g_hash_table_lookup (fs->inodes, &key);
+  if (inode != NULL && !identity_matches (inode, &stx))
+    {
+      /* An evicted entry whose host inode number was reused: the old view
+       * inode lives on for the kernel's references only. */
+      g_hash_table_remove (fs->inodes, inode);
+      inode->hashed = FALSE;
+      inode = NULL;
+    }
   if (inode != NULL)
-    inode->nlookup++;
+    {
+      inode->nlookup++;
+      if (inode->fd < 0 && !inode->fd_permanent)
+        inode_set_fd_locked (fs, inode, g_steal_fd (&fd)); /* a free reopen */
+      else
+        lru_touch_locked (fs, inode);
+    }
   else
     {
       inode = g_new0 (FsgInode, 1);
       inode->kind = FSG_INODE_HOST;
-      inode->fd = g_steal_fd (&fd);
+      inode->fd = -1;
+      inode->fd_permanent = parent->kind != FSG_INODE_HOST;
       inode->dev = key.dev;
       inode->ino = key.ino;
+      inode->btime = statx_btime (&stx);
       inode->type = stx.stx_mode & S_IFMT;
       inode->generation = fs->next_generation++;
       inode->stub_anc = stub_anc;
@@ -477,7 +722,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
       inode->hashed = TRUE;
       g_hash_table_add (fs->inodes, inode);
       fs->n_inodes++;
-      fs->n_fds++;
+      inode_set_fd_locked (fs, inode, g_steal_fd (&fd));
     }
   g_mutex_unlock (&fs->lock);
 
@@ -493,7 +738,8 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
 static void
 inode_maybe_free_locked (FsgFs *fs, FsgInode *inode)
 {
-  while (inode != NULL && inode != fs->root && inode->nlookup == 0 && inode->nchildren == 0)
+  while (inode != NULL && inode != fs->root && inode->nlookup == 0 && inode->nchildren == 0 &&
+         inode->pins == 0)
     {
       FsgInode *parent = inode->parent;
 

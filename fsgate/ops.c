@@ -196,15 +196,14 @@ creds_leave (FsgFs *fs, FsgCreds *c)
 static mode_t
 strip_mode (fuse_req_t req, mode_t mode, gboolean is_dir)
 {
-  const struct fuse_ctx *ctx = fuse_req_ctx (req);
-
-  /* A set-id bit made in the sandbox would be live on the host. */
-  if (ctx->uid != 0)
-    {
-      mode &= ~S_ISUID;
-      if (!is_dir)
-        mode &= ~S_ISGID;
-    }
+  /* A set-id bit made in the sandbox would be live on the host. Also for
+   * uid 0: in fsgate-run a root caller has no capabilities, yet as the
+   * owner it may set S_ISUID, which would leave a setuid-root binary on the
+   * host. The daemon cannot tell a privileged caller apart, so never. */
+  (void) req;
+  mode &= ~S_ISUID;
+  if (!is_dir)
+    mode &= ~S_ISGID;
   return mode;
 }
 
@@ -232,6 +231,15 @@ op_init (void *userdata, struct fuse_conn_info *conn)
     conn->want |= FUSE_CAP_SPLICE_READ;
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
     conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  if (fs->pt_want && fs->pt_offered)
+    {
+      /* Kernel passthrough (the INIT reply is patched in passthrough.c).
+       * The kernel refuses it together with the writeback cache, and the
+       * custom io that patches replies does not splice. */
+      fs->passthrough = TRUE;
+      fs->writeback = FALSE;
+      conn->want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ);
+    }
   if (fs->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   else
@@ -291,15 +299,15 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 static int
-do_utimens (FsgInode *inode, const struct timespec ts[2])
+do_utimens (int fd, FsgInode *inode, const struct timespec ts[2])
 {
   char proc[64];
 
-  if (utimensat (inode->fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+  if (utimensat (fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
     return 0;
   if (errno != EINVAL || inode->type == S_IFLNK)
     return -errno;
-  proc_fd_path (proc, sizeof proc, inode->fd);
+  proc_fd_path (proc, sizeof proc, fd);
   return utimensat (AT_FDCWD, proc, ts, 0) == 0 ? 0 : -errno;
 }
 
@@ -310,13 +318,16 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgPathState s = fsg_inode_get_state (fs, inode);
+  fsg_autopin FsgPin pin = { 0 };
   char proc[64];
   struct stat st;
-  int r;
+  int r, fd;
 
   if ((r = writable_error (inode, &s)) < 0)
     return reply_err (req, fsg_fs_deny (fs, req, "setattr", inode, NULL, &s, -r));
-  proc_fd_path (proc, sizeof proc, inode->fd);
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, fd);
+  proc_fd_path (proc, sizeof proc, fd);
 
   if (valid & FUSE_SET_ATTR_MODE)
     {
@@ -333,7 +344,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
       uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t) -1;
       gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t) -1;
 
-      if (fchownat (inode->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+      if (fchownat (fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
         return reply_err (req, -errno);
     }
   if (valid & FUSE_SET_ATTR_SIZE)
@@ -344,8 +355,8 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
         r = ftruncate (fi->fh, attr->st_size);
       else
         {
-          fsg_autofd int fd = open (proc, O_WRONLY | O_CLOEXEC);
-          r = fd < 0 ? -1 : ftruncate (fd, attr->st_size);
+          fsg_autofd int wfd = open (proc, O_WRONLY | O_CLOEXEC);
+          r = wfd < 0 ? -1 : ftruncate (wfd, attr->st_size);
         }
       if (r < 0)
         return reply_err (req, -errno);
@@ -365,7 +376,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
       if (fi)
         r = futimens (fi->fh, ts) == 0 ? 0 : -errno;
       else
-        r = do_utimens (inode, ts);
+        r = do_utimens (fd, inode, ts);
       if (r < 0)
         return reply_err (req, r);
     }
@@ -379,8 +390,10 @@ op_readlink (fuse_req_t req, fuse_ino_t ino)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
+  fsg_autopin FsgPin pin = { 0 };
   char buf[PATH_MAX + 1];
   ssize_t n;
+  int fd;
 
   if (inode->kind == FSG_INODE_ALIAS)
     {
@@ -394,7 +407,9 @@ op_readlink (fuse_req_t req, fuse_ino_t ino)
     }
   if (inode->kind != FSG_INODE_HOST || inode->type != S_IFLNK)
     return reply_err (req, -EINVAL);
-  n = readlinkat (inode->fd, "", buf, sizeof buf - 1);
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, fd);
+  n = readlinkat (fd, "", buf, sizeof buf - 1);
   if (n < 0)
     return reply_err (req, -errno);
   buf[n] = '\0';
@@ -421,8 +436,9 @@ op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_
 {
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
+  fsg_autopin FsgPin pin = { 0 };
   FsgPathState cs;
-  int r;
+  int r, pfd;
 
   /* Device nodes made in the sandbox would be live on the host (nodev only
    * protects this mount). Regular files are what mknod(2) may also make. */
@@ -430,9 +446,11 @@ op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_
     return reply_err (req, fsg_fs_deny (fs, req, "mknod", p, name, NULL, EPERM));
   if ((r = check_entry (fs, req, "mknod", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
+  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, pfd);
   mode = (mode & S_IFMT) | strip_mode (req, mode & 07777, FALSE);
   g_rw_lock_reader_lock (&fs->ns_lock);
-  r = AS_CALLER (fs, req, mknodat (p->fd, name, mode, 0)) < 0 ? -errno : 0;
+  r = AS_CALLER (fs, req, mknodat (pfd, name, mode, 0)) < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
@@ -445,14 +463,17 @@ op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
+  fsg_autopin FsgPin pin = { 0 };
   FsgPathState cs;
-  int r;
+  int r, pfd;
 
   if ((r = check_entry (fs, req, "mkdir", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
+  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, pfd);
   mode = strip_mode (req, mode & 07777, TRUE);
   g_rw_lock_reader_lock (&fs->ns_lock);
-  r = AS_CALLER (fs, req, mkdirat (p->fd, name, mode)) < 0 ? -errno : 0;
+  r = AS_CALLER (fs, req, mkdirat (pfd, name, mode)) < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
@@ -465,20 +486,62 @@ op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *nam
 {
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
+  fsg_autopin FsgPin pin = { 0 };
   FsgPathState cs;
-  int r;
+  int r, pfd;
 
   /* The target is not checked: the kernel resolves it inside the view, so
    * it passes the policy again whatever it says. */
   if ((r = check_entry (fs, req, "symlink", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
+  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, pfd);
   g_rw_lock_reader_lock (&fs->ns_lock);
-  r = AS_CALLER (fs, req, symlinkat (link, p->fd, name)) < 0 ? -errno : 0;
+  r = AS_CALLER (fs, req, symlinkat (link, pfd, name)) < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
   fsg_fs_audit (fs, req, "symlink", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
   reply_new_entry (fs, req, p, name, "symlink");
+}
+
+/* fs.protected_hardlinks, as the host would apply it to the caller: a
+ * caller that does not own the file may link it only if it is a regular
+ * file without set-id bits that the caller can read and write. The kernel
+ * checks this on the view too, and linkat() runs with the caller's fsuid;
+ * this keeps the rule if either ever changes (the daemon itself has
+ * CAP_FOWNER). Returns 0 or -EPERM. */
+static int
+check_protected_hardlink (fuse_req_t req, int fd)
+{
+  const struct fuse_ctx *ctx = fuse_req_ctx (req);
+  char buf[8] = { 0 };
+  fsg_autofd int sfd = -1;
+  struct stat st;
+  mode_t need;
+  gid_t groups[256];
+  int n;
+
+  if (ctx->uid == 0)
+    return 0;
+  sfd = open ("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
+  if (sfd < 0 || read (sfd, buf, sizeof buf - 1) <= 0 || buf[0] != '1')
+    return 0;
+  if (fstatat (fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+    return -errno;
+  if (st.st_uid == ctx->uid)
+    return 0;
+  if (!S_ISREG (st.st_mode) || (st.st_mode & S_ISUID) ||
+      (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+    return -EPERM;
+  need = S_IROTH | S_IWOTH;
+  if (st.st_gid == ctx->gid)
+    need = S_IRGRP | S_IWGRP;
+  else if ((n = fuse_req_getgroups (req, G_N_ELEMENTS (groups), groups)) > 0)
+    for (int i = 0; i < n && i < (int) G_N_ELEMENTS (groups); i++)
+      if (groups[i] == st.st_gid)
+        need = S_IRGRP | S_IWGRP;
+  return (st.st_mode & need) == need ? 0 : -EPERM;
 }
 
 static void
@@ -488,9 +551,11 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newna
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgInode *np = fsg_fs_inode (fs, newparent);
   FsgPathState s = fsg_inode_get_state (fs, inode);
+  fsg_autopin FsgPin pin = { 0 };
+  fsg_autopin FsgPin npin = { 0 };
   FsgPathState cs;
   char proc[64];
-  int r;
+  int r, fd, npfd;
 
   /* A new name must not give more rights than the source has: only files
    * that are writable and visible where they are may be linked. */
@@ -500,9 +565,15 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newna
     return reply_err (req, fsg_fs_deny (fs, req, "link", inode, NULL, &s, EACCES));
   if ((r = check_entry (fs, req, "link", np, newname, FALSE, &cs)) < 0)
     return reply_err (req, r);
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, fd);
+  if ((npfd = fsg_pin (&npin, fs, np)) < 0)
+    return reply_err (req, npfd);
+  if ((r = check_protected_hardlink (req, fd)) < 0)
+    return reply_err (req, fsg_fs_deny (fs, req, "link", inode, NULL, &s, -r));
   g_rw_lock_reader_lock (&fs->ns_lock);
-  proc_fd_path (proc, sizeof proc, inode->fd);
-  r = AS_CALLER (fs, req, linkat (AT_FDCWD, proc, np->fd, newname, AT_SYMLINK_FOLLOW));
+  proc_fd_path (proc, sizeof proc, fd);
+  r = AS_CALLER (fs, req, linkat (AT_FDCWD, proc, npfd, newname, AT_SYMLINK_FOLLOW));
   if (r < 0)
     r = -errno;
   g_rw_lock_reader_unlock (&fs->ns_lock);
@@ -518,13 +589,16 @@ do_remove (fuse_req_t req, fuse_ino_t parent, const char *name, gboolean dir)
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
   const char *op = dir ? "rmdir" : "unlink";
+  fsg_autopin FsgPin pin = { 0 };
   FsgPathState cs;
-  int r;
+  int r, pfd;
 
   if ((r = check_entry (fs, req, op, p, name, TRUE, &cs)) < 0)
     return reply_err (req, r);
+  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, pfd);
   g_rw_lock_reader_lock (&fs->ns_lock);
-  r = unlinkat (p->fd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : -errno;
+  r = unlinkat (pfd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : -errno;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
@@ -574,7 +648,9 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
   FsgPathState os, ns;
   struct stat ost, nst;
   gboolean have_new = FALSE;
-  int r;
+  fsg_autopin FsgPin pin = { 0 };
+  fsg_autopin FsgPin npin = { 0 };
+  int r, pfd, npfd;
 
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
     return reply_err (req, -EINVAL);
@@ -582,18 +658,22 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
     return reply_err (req, r);
   if ((r = check_entry (fs, req, "rename", np, newname, TRUE, &ns)) < 0)
     return reply_err (req, r);
+  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, pfd);
+  if ((npfd = fsg_pin (&npin, fs, np)) < 0)
+    return reply_err (req, npfd);
 
   /* The type check and the rename must not be separated by another
    * namespace change made through the view (a file swapped for a
    * directory in between): every other name operation holds the reader
    * side of ns_lock. */
   g_rw_lock_writer_lock (&fs->ns_lock);
-  if (fstatat (p->fd, name, &ost, AT_SYMLINK_NOFOLLOW) < 0)
+  if (fstatat (pfd, name, &ost, AT_SYMLINK_NOFOLLOW) < 0)
     {
       r = -errno;
       goto out;
     }
-  if (fstatat (np->fd, newname, &nst, AT_SYMLINK_NOFOLLOW) == 0)
+  if (fstatat (npfd, newname, &nst, AT_SYMLINK_NOFOLLOW) == 0)
     have_new = TRUE;
 
   /* A directory carries its subtree: refuse moves that would carry a path
@@ -608,7 +688,7 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
       fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, TRUE, EXDEV, NULL);
       return reply_err (req, r);
     }
-  if (syscall (SYS_renameat2, p->fd, name, np->fd, newname, flags) < 0)
+  if (syscall (SYS_renameat2, pfd, name, npfd, newname, flags) < 0)
     {
       r = -errno;
       goto out;
@@ -675,8 +755,9 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgPathState s = fsg_inode_get_state (fs, inode);
   gboolean write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+  fsg_autopin FsgPin pin = { 0 };
   char proc[64];
-  int fd, r;
+  int fd, r, pathfd;
 
   if (inode->kind != FSG_INODE_HOST)
     return reply_err (req, inode->type == S_IFDIR ? -EISDIR : -EACCES);
@@ -687,15 +768,32 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, TRUE, -r, mode_string (fi->flags));
       return reply_err (req, r);
     }
-  proc_fd_path (proc, sizeof proc, inode->fd);
+  if ((pathfd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, pathfd);
+  proc_fd_path (proc, sizeof proc, pathfd);
   fd = open (proc, host_open_flags (fs, fi->flags));
+  if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+    {
+      fsg_fs_relieve_fd_pressure (fs);
+      fd = open (proc, host_open_flags (fs, fi->flags));
+    }
   if (fd < 0)
     return reply_err (req, -errno);
+  /* The O_PATH fd stays pinned while the file is open (released in
+   * op_release): fstat/fchmod of an open, unlinked file keep working. */
+  (void) fsg_inode_pin (fs, inode);
   fi->fh = fd;
   set_open_flags (fs, &s, fi);
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
+  /* Decided above; from here on the kernel may do the I/O itself. */
+  if (fs->passthrough)
+    (void) fsg_passthrough_open (fs, inode, fd);
   if (fuse_reply_open (req, fi) == -ENOENT)
-    close (fd); /* interrupted: the kernel will not release it */
+    {
+      fsg_passthrough_release (fs, inode, fd);
+      close (fd); /* interrupted: the kernel will not release it */
+      fsg_inode_unpin (fs, inode);
+    }
 }
 
 static void
@@ -707,15 +805,18 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   FsgPathState cs;
   struct fuse_entry_param e;
   struct stat st;
-  int fd, r;
+  fsg_autopin FsgPin pin = { 0 };
+  int fd, r, pfd;
 
   if ((r = check_entry (fs, req, "create", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
+  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, pfd);
   mode = strip_mode (req, mode & 07777, FALSE);
   /* O_NOFOLLOW: a symlink planted at @name after the negative lookup is
    * never followed on the host. */
   g_rw_lock_reader_lock (&fs->ns_lock);
-  fd = AS_CALLER (fs, req, openat (p->fd, name, host_open_flags (fs, fi->flags) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode));
+  fd = AS_CALLER (fs, req, openat (pfd, name, host_open_flags (fs, fi->flags) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode));
   r = fd < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
@@ -732,11 +833,16 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
       return reply_err (req, r);
     }
   fi->fh = fd;
+  (void) fsg_inode_pin (fs, fsg_fs_inode (fs, e.ino)); /* until op_release */
   set_open_flags (fs, &cs, fi);
   fsg_fs_audit (fs, req, "create", p, name, NULL, NULL, &cs, FALSE, 0, mode_string (fi->flags));
+  if (fs->passthrough)
+    (void) fsg_passthrough_open (fs, fsg_fs_inode (fs, e.ino), fd);
   if (fuse_reply_create (req, &e, fi) == -ENOENT)
     {
+      fsg_passthrough_release (fs, fsg_fs_inode (fs, e.ino), fd);
       close (fd);
+      fsg_inode_unpin (fs, fsg_fs_inode (fs, e.ino));
       fsg_inode_forget (fs, fsg_fs_inode (fs, e.ino), 1);
     }
 }
@@ -745,8 +851,9 @@ static void
 op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
   struct fuse_bufvec buf = FUSE_BUFVEC_INIT (size);
+  FsgFs *fs = req_fs (req);
 
-  (void) req_fs (req);
+  __atomic_fetch_add (&fs->read_requests, 1, __ATOMIC_RELAXED);
   buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   buf.buf[0].fd = fi->fh;
   buf.buf[0].pos = off;
@@ -759,8 +866,9 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
 {
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
   ssize_t n;
+  FsgFs *fs = req_fs (req);
 
-  (void) req_fs (req);
+  __atomic_fetch_add (&fs->write_requests, 1, __ATOMIC_RELAXED);
   out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   out.buf[0].fd = fi->fh;
   out.buf[0].pos = off;
@@ -786,8 +894,13 @@ op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void
 op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-  (void) req_fs (req);
+  FsgFs *fs = req_fs (req);
+  FsgInode *inode = fsg_fs_inode (fs, ino);
+
+  fsg_passthrough_release (fs, inode, (int) fi->fh);
   close (fi->fh);
+  if (inode->kind == FSG_INODE_HOST)
+    fsg_inode_unpin (fs, inode); /* taken in op_open / op_create */
   fuse_reply_err (req, 0);
 }
 
@@ -981,7 +1094,9 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   g_array_set_clear_func (d->ents, dirent_clear);
   if (inode->kind == FSG_INODE_HOST)
     {
-      int fd = openat (inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      fsg_autopin FsgPin pin = { 0 };
+      int pathfd = fsg_pin (&pin, fs, inode);
+      int fd = pathfd < 0 ? (errno = -pathfd, -1) : openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
       if (fd < 0 || (d->dp = fdopendir (fd)) == NULL)
         {
@@ -1111,11 +1226,13 @@ op_statfs (fuse_req_t req, fuse_ino_t ino)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
+  fsg_autopin FsgPin pin = { 0 };
+  int fd = inode->kind == FSG_INODE_HOST ? fsg_pin (&pin, fs, inode) : -1;
   struct statvfs sv;
   struct statfs sf;
 
   memset (&sv, 0, sizeof sv);
-  if (inode->kind == FSG_INODE_HOST && fstatfs (inode->fd, &sf) == 0)
+  if (fd >= 0 && fstatfs (fd, &sf) == 0)
     {
       sv.f_bsize = sf.f_bsize;
       sv.f_frsize = sf.f_frsize ? sf.f_frsize : sf.f_bsize;
@@ -1163,14 +1280,18 @@ op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
   g_autofree char *buf = NULL;
+  fsg_autopin FsgPin pin = { 0 };
   char proc[64];
   ssize_t n;
+  int fd;
 
   if (!fs->user_xattrs)
     return reply_err (req, -ENOSYS); /* the kernel stops asking */
   if (!is_user_xattr (name) || inode->kind != FSG_INODE_HOST || inode->type == S_IFLNK)
     return reply_err (req, -ENODATA);
-  proc_fd_path (proc, sizeof proc, inode->fd);
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, fd);
+  proc_fd_path (proc, sizeof proc, fd);
   if (size > 0)
     buf = g_malloc (size);
   n = getxattr (proc, name, buf, size);
@@ -1189,14 +1310,18 @@ op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
   FsgInode *inode = fsg_fs_inode (fs, ino);
   g_autofree char *all = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
+  fsg_autopin FsgPin pin = { 0 };
   char proc[64];
   ssize_t n;
+  int fd;
 
   if (!fs->user_xattrs)
     return reply_err (req, -ENOSYS);
   if (inode->kind == FSG_INODE_HOST && inode->type != S_IFLNK)
     {
-      proc_fd_path (proc, sizeof proc, inode->fd);
+      if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+        return reply_err (req, fd);
+      proc_fd_path (proc, sizeof proc, fd);
       n = listxattr (proc, NULL, 0);
       if (n < 0)
         return reply_err (req, -errno);
@@ -1240,14 +1365,17 @@ op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value
 {
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
+  fsg_autopin FsgPin pin = { 0 };
   char proc[64];
-  int r;
+  int r, fd;
 
   if (!fs->user_xattrs)
     return reply_err (req, -ENOSYS);
   if ((r = check_xattr_write (fs, req, inode, name, "setxattr")) < 0)
     return reply_err (req, r);
-  proc_fd_path (proc, sizeof proc, inode->fd);
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, fd);
+  proc_fd_path (proc, sizeof proc, fd);
   reply_err (req, setxattr (proc, name, value, size, flags) == 0 ? 0 : -errno);
 }
 
@@ -1256,14 +1384,17 @@ op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
+  fsg_autopin FsgPin pin = { 0 };
   char proc[64];
-  int r;
+  int r, fd;
 
   if (!fs->user_xattrs)
     return reply_err (req, -ENOSYS);
   if ((r = check_xattr_write (fs, req, inode, name, "removexattr")) < 0)
     return reply_err (req, r);
-  proc_fd_path (proc, sizeof proc, inode->fd);
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    return reply_err (req, fd);
+  proc_fd_path (proc, sizeof proc, fd);
   reply_err (req, removexattr (proc, name) == 0 ? 0 : -errno);
 }
 

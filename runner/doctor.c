@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "runner/run.h"
+#include "fsgate/fs.h"
 
 #include "common/fsg-util.h"
 
@@ -384,6 +385,21 @@ check_kernel (char **out_line)
   return TRUE;
 }
 
+/* Which data path the view's daemon would get: the daemon runs in this
+ * process's (initial) namespaces, so the probe here is the real one. */
+static void
+info_data_path (char **out_line)
+{
+  g_autofree char *reason = NULL;
+
+  if (fsg_fs_passthrough_supported (&reason))
+    *out_line = g_strdup ("info  data path: kernel passthrough (root daemon): reads, writes "
+                          "and mmap go to the host file without the daemon");
+  else
+    *out_line = g_strdup_printf ("info  data path: through the daemon (no kernel passthrough: %s)",
+                                 reason);
+}
+
 static void
 info_cgroup (char **out_line)
 {
@@ -410,6 +426,9 @@ fsg_doctor (gboolean verbose)
   g_print ("%s\n", line);
   g_clear_pointer (&line, g_free);
   ok &= fsg_doctor_check_seccomp (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  info_data_path (&line);
   g_print ("%s\n", line);
   g_clear_pointer (&line, g_free);
   info_cgroup (&line);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -195,10 +196,131 @@ test_take_fd (void)
   fsg_test_rm_rf (tmp);
 }
 
+/* Kernel passthrough for a root daemon: data goes to the host without a
+ * READ or WRITE request, and the policy still decides every open. */
+static void
+test_passthrough (void)
+{
+  g_autofree char *tmp0 = NULL, *reason = NULL;
+  g_autofree char *tmp = NULL, *rw = NULL, *ro = NULL, *mnt = NULL;
+  g_autofree char *vdata = NULL, *hdata = NULL, *vro = NULL, *vkey = NULL, *vsuid = NULL, *hsuid = NULL;
+  g_autofree char *back = NULL;
+  g_autoptr(FsgPolicyBuilder) b = NULL;
+  g_autoptr(FsgPolicy) policy = NULL;
+  g_autoptr(FsgFs) fs = NULL;
+  g_autoptr(GError) error = NULL;
+  FsgFsOptions opts = { 0 };
+  FsgFsStats stats;
+  gsize len = 0;
+  struct stat st;
+  char *buf, *map;
+  int fd;
+
+  if (!fsg_test_require_root () || !fsg_test_require_fuse ())
+    return;
+  if (!fsg_fs_passthrough_supported (&reason))
+    {
+      if (g_getenv ("FSGATE_TESTS_MUST_RUN") != NULL)
+        g_test_fail_printf ("no kernel passthrough (%s), and FSGATE_TESTS_MUST_RUN is set", reason);
+      else
+        g_test_skip (reason);
+      return;
+    }
+  tmp0 = fsg_test_tmpdir_new ("passthrough");
+  tmp = realpath (tmp0, NULL);
+  rw = g_build_filename (tmp, "rw", NULL);
+  ro = g_build_filename (tmp, "ro", NULL);
+  mnt = g_build_filename (tmp, "mnt", NULL);
+  fsg_test_write_file (tmp, "rw/secret.key", "TOPSECRET");
+  fsg_test_write_file (tmp, "ro/r.txt", "readonly");
+  fsg_test_mkdir (tmp, "mnt");
+
+  b = fsg_policy_builder_new ("/", "/root", NULL);
+  g_assert_true (fsg_policy_builder_set_profile (b, "none", &error));
+  g_assert_true (fsg_policy_builder_add_rule (b, FSG_RULE_WRITABLE, rw, "--rw", &error));
+  g_assert_true (fsg_policy_builder_add_rule (b, FSG_RULE_READONLY, ro, "--ro", &error));
+  g_assert_true (fsg_policy_builder_add_rule (b, FSG_RULE_DENY_READ, "*.key", "--deny-read", &error));
+  policy = fsg_policy_builder_finish (b, &error);
+  g_assert_no_error (error);
+  opts.audit_fd = -1;
+  fs = fsg_fs_new (policy, &opts, &error);
+  g_assert_no_error (error);
+  g_strlcpy (cleanup_mnt, mnt, sizeof cleanup_mnt);
+  signal (SIGABRT, on_abort);
+  g_assert_true (fsg_fs_mount (fs, mnt, &error));
+  g_assert_true (fsg_fs_start (fs, &error));
+
+  vdata = g_build_filename (mnt, rw, "data.bin", NULL);
+  hdata = g_build_filename (rw, "data.bin", NULL);
+  buf = g_malloc (4 << 20);
+  for (gsize i = 0; i < (4u << 20); i++)
+    buf[i] = (char) (i * 7 + (i >> 12));
+  /* written through a passthrough-open file: on the host at close */
+  fd = open (vdata, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, buf, 4 << 20), ==, 4 << 20);
+  g_assert_no_errno (close (fd));
+  g_assert_true (g_file_get_contents (hdata, &back, &len, NULL));
+  g_assert_cmpmem (back, len, buf, 4 << 20);
+  g_clear_pointer (&back, g_free);
+  /* read back, and a shared mmap write */
+  g_assert_true (g_file_get_contents (vdata, &back, &len, NULL));
+  g_assert_cmpmem (back, len, buf, 4 << 20);
+  fd = open (vdata, O_RDWR | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  map = mmap (NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  g_assert_true (map != MAP_FAILED);
+  memcpy (map, "MMAP", 4);
+  g_assert_no_errno (msync (map, 4096, MS_SYNC));
+  munmap (map, 4096);
+  close (fd);
+  g_clear_pointer (&back, g_free);
+  g_assert_true (g_file_get_contents (hdata, &back, &len, NULL));
+  g_assert_cmpmem (back, 4, "MMAP", 4);
+
+  /* the policy still decides at open */
+  vro = g_build_filename (mnt, ro, "r.txt", NULL);
+  vkey = g_build_filename (mnt, rw, "secret.key", NULL);
+  g_assert_cmpint (open (vro, O_WRONLY | O_CLOEXEC), ==, -1);
+  g_assert_cmpint (errno, ==, EROFS);
+  g_assert_cmpint (open (vkey, O_RDONLY | O_CLOEXEC), ==, -1);
+  g_assert_cmpint (errno, ==, EACCES);
+  g_clear_pointer (&back, g_free);
+  g_assert_true (g_file_get_contents (vro, &back, NULL, NULL));
+  g_assert_cmpstr (back, ==, "readonly");
+
+  /* set-id bits are stripped at create and chmod (backing writes run with
+   * the daemon's CAP_FSETID and would not clear them) */
+  vsuid = g_build_filename (mnt, rw, "suid", NULL);
+  hsuid = g_build_filename (rw, "suid", NULL);
+  fd = open (vsuid, O_CREAT | O_WRONLY | O_CLOEXEC, 06755);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, "x", 1), ==, 1);
+  close (fd);
+  g_assert_no_errno (stat (hsuid, &st));
+  g_assert_cmpint (st.st_mode & (S_ISUID | S_ISGID), ==, 0);
+  g_assert_no_errno (chmod (vsuid, 06755));
+  g_assert_no_errno (stat (hsuid, &st));
+  g_assert_cmpint (st.st_mode & (S_ISUID | S_ISGID), ==, 0);
+
+  fsg_fs_get_stats (fs, &stats);
+  g_assert_true (stats.passthrough);
+  g_assert_cmpuint (stats.passthrough_opens, >=, 4);
+  g_assert_cmpuint (stats.read_requests, ==, 0);
+  g_assert_cmpuint (stats.write_requests, ==, 0);
+
+  fsg_fs_stop (fs);
+  g_clear_pointer (&fs, fsg_fs_free);
+  cleanup_mnt[0] = '\0';
+  g_free (buf);
+  fsg_test_rm_rf (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/fs-api/take-fuse-fd", test_take_fd);
+  g_test_add_func ("/fs-api/passthrough", test_passthrough);
   return g_test_run ();
 }
