@@ -8,6 +8,7 @@
 
 #include "policy/policy-cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct
@@ -20,6 +21,7 @@ struct _FsgPolicyOptions
 {
   char *profile;
   GPtrArray *records; /* Record* in command-line order (--policy included) */
+  gboolean protect_files;
 };
 
 static void
@@ -121,6 +123,26 @@ fsg_policy_options_help (void)
          "See fsgate-policy(5) or docs/policy.md.";
 }
 
+void
+fsg_policy_options_set_protect_files (FsgPolicyOptions *opts, gboolean protect)
+{
+  opts->protect_files = protect;
+}
+
+char *
+fsg_policy_escape_glob (const char *name)
+{
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = name; *p; p++)
+    {
+      if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
+        g_string_append_c (s, '\\');
+      g_string_append_c (s, *p);
+    }
+  return g_string_free (s, FALSE);
+}
+
 FsgPolicy *
 fsg_policy_options_build (FsgPolicyOptions *opts, GError **error)
 {
@@ -135,6 +157,23 @@ fsg_policy_options_build (FsgPolicyOptions *opts, GError **error)
       const Record *r = opts->records->pdata[i];
       if ((strcmp (r->flag, "--policy") == 0 || strcmp (r->flag, "-p") == 0) &&
           !fsg_policy_builder_add_file (b, r->value, error))
+        return NULL;
+    }
+  /* fsgate-run: the policy files themselves are never writable from the
+   * view, so a command cannot rewrite the rules of the next run. */
+  for (guint i = 0; opts->protect_files && i < opts->records->len; i++)
+    {
+      const Record *r = opts->records->pdata[i];
+      g_autofree char *real = NULL;
+      g_autofree char *pat = NULL;
+
+      if (strcmp (r->flag, "--policy") != 0 && strcmp (r->flag, "-p") != 0)
+        continue;
+      real = realpath (r->value, NULL);
+      if (real == NULL)
+        continue; /* add_file above already failed for a missing file */
+      pat = fsg_policy_escape_glob (real);
+      if (!fsg_policy_builder_add_rule (b, FSG_RULE_DENY_WRITE, pat, r->flag, error))
         return NULL;
     }
   for (guint i = 0; i < opts->records->len; i++)

@@ -29,4 +29,11 @@ const char *fsg_policy_options_help (void);
  * flags in order. Errors name the file and line or the flag. (transfer full) */
 FsgPolicy *fsg_policy_options_build (FsgPolicyOptions *opts, GError **error);
 
+/* fsgate-run: add a deny-write rule for each --policy file (its real path),
+ * so the command cannot change the policy of later runs. */
+void fsg_policy_options_set_protect_files (FsgPolicyOptions *opts, gboolean protect);
+
+/* @name with glob metacharacters escaped, for a literal rule. (transfer full) */
+char *fsg_policy_escape_glob (const char *name);
+
 G_END_DECLS

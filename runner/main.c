@@ -13,9 +13,11 @@
 #include "runner/run.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static GArray *opt_pass_fds;
 
@@ -122,6 +124,31 @@ main (int argc, char **argv)
     ro.argv = argv + first;
   }
 
+  /* A report that cannot be written is known before anything runs: the
+   * command must not run only for its status to be lost (and turned into 125). */
+  if (json_path != NULL && !g_str_equal (json_path, "-"))
+    {
+      g_autofree char *dir = g_path_get_dirname (json_path);
+      g_autofree char *base = g_path_get_basename (json_path);
+      g_autofree char *shown = g_strescape (json_path, NULL);
+
+      if (json_path[0] == '\0')
+        {
+          g_printerr ("fsgate-run: --json: empty file name (use - for stdout)\n");
+          return FSG_EXIT_USAGE;
+        }
+      if (g_file_test (json_path, G_FILE_TEST_IS_DIR) || strlen (base) > NAME_MAX ||
+          access (dir, W_OK | X_OK) < 0)
+        {
+          g_printerr ("fsgate-run: --json: cannot write the report to '%.200s%s': %s. "
+                      "Fix: give a file in a writable directory\n",
+                      shown, strlen (shown) > 200 ? "..." : "",
+                      g_file_test (json_path, G_FILE_TEST_IS_DIR) ? "is a directory"
+                      : strlen (base) > NAME_MAX ? "file name too long" : g_strerror (errno));
+          return FSG_EXIT_SETUP;
+        }
+    }
+  fsg_policy_options_set_protect_files (popts, TRUE);
   policy = fsg_policy_options_build (popts, &error);
   if (policy == NULL)
     {

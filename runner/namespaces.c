@@ -448,6 +448,13 @@ run_steps (const FsgSandboxSpec *spec)
         case FSG_STEP_SYMLINK:
           r = symlink (s->source, s->target);
           break;
+        case FSG_STEP_READONLY:
+          r = mount (s->target, s->target, NULL, MS_BIND | MS_REC, NULL);
+          if (r < 0 && errno == ENOENT)
+            r = 0; /* not on this kernel */
+          else if (r == 0)
+            r = mount (NULL, s->target, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | s->flags, NULL);
+          break;
         }
       if (r < 0)
         fail (spec, s->stage, errno);

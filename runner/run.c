@@ -71,6 +71,7 @@ typedef struct
   int setup_err;
   char *failure; /* runner-side setup failure, printed as is */
   gboolean daemon_died;
+  gboolean daemon_killed;   /* R itself killed D (abort after the kill deadline) */
   gboolean timed_out;
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
@@ -144,10 +145,19 @@ static void
 build_mount_plan (FsgRun *run, gboolean mount_tmp)
 {
   static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+  static const char *const proc_readonly[] = { "proc/sys", "proc/sysrq-trigger", "proc/irq",
+                                               "proc/bus", "proc/fs", "proc/acpi" };
   const unsigned long nosuid_nodev_noexec = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 
   add_step (run, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_PROC, "proc", "proc", "proc",
             nosuid_nodev_noexec, NULL);
+  /* A root run maps uid 0 to the host's root: without capabilities it is
+   * still the owner of the global sysctls (core_pattern, modprobe, ...) and
+   * of sysrq-trigger and irq affinities, whose permission checks are on the
+   * uid alone. These stay read-only. */
+  for (gsize i = 0; i < G_N_ELEMENTS (proc_readonly); i++)
+    add_step (run, FSG_STEP_READONLY, FSG_STAGE_MOUNT_PROC, NULL, proc_readonly[i], NULL,
+              nosuid_nodev_noexec, NULL);
   add_step (run, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_DEV, "fsgate-dev", "dev", "tmpfs",
             MS_NOSUID | MS_NOEXEC, "mode=0755");
   for (gsize i = 0; i < G_N_ELEMENTS (nodes); i++)
@@ -209,6 +219,24 @@ read_last_cap (void)
 
 static GMutex audit_lock;
 
+/* Paths and command names are bytes; a JSON string that is not UTF-8 makes
+ * R's parser drop the whole record, which would let a command hide a denial
+ * behind an odd name. Invalid sequences become U+FFFD. */
+static void
+add_text (JsonBuilder *b, const char *name, const char *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value == NULL)
+    json_builder_add_null_value (b);
+  else if (g_utf8_validate (value, -1, NULL))
+    json_builder_add_string_value (b, value);
+  else
+    {
+      g_autofree char *valid = g_utf8_make_valid (value, -1);
+      json_builder_add_string_value (b, valid);
+    }
+}
+
 static void
 daemon_audit (const FsgAuditEvent *event, gpointer user_data)
 {
@@ -225,26 +253,16 @@ daemon_audit (const FsgAuditEvent *event, gpointer user_data)
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "source");
   json_builder_add_string_value (b, "fuse");
-  json_builder_set_member_name (b, "operation");
-  json_builder_add_string_value (b, event->op ? event->op : "");
-  json_builder_set_member_name (b, "path");
-  json_builder_add_string_value (b, event->path ? event->path : "");
+  add_text (b, "operation", event->op ? event->op : "");
+  add_text (b, "path", event->path ? event->path : "");
   if (event->path2 != NULL)
-    {
-      json_builder_set_member_name (b, "path2");
-      json_builder_add_string_value (b, event->path2);
-    }
-  json_builder_set_member_name (b, "rule");
-  json_builder_add_string_value (b, event->rule ? event->rule : "");
+    add_text (b, "path2", event->path2);
+  add_text (b, "rule", event->rule ? event->rule : "");
   json_builder_set_member_name (b, "errno");
   json_builder_add_int_value (b, event->err);
   json_builder_set_member_name (b, "pid");
   json_builder_add_int_value (b, event->pid);
-  json_builder_set_member_name (b, "command");
-  if (event->comm != NULL)
-    json_builder_add_string_value (b, event->comm);
-  else
-    json_builder_add_null_value (b);
+  add_text (b, "command", event->comm);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   gen = json_generator_new ();
@@ -408,6 +426,8 @@ read_audit (FsgRun *run)
       if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
           && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         add_denial (run, json_node_copy (json_parser_get_root (parser)));
+      else
+        run->n_denials++; /* never lose a denial, even one we cannot show */
       g_string_erase (run->audit_buf, 0, len + 1);
     }
 }
@@ -723,7 +743,12 @@ reap (FsgRun *run)
       while (run->ctl >= 0 && poll (&pfd, 1, 0) > 0)
         handle_ctl (run);
     }
-  if (!run->setup_reaped && !run->have_status && !run->timed_out && run->failure == NULL)
+  /* A daemon killed by a signal R did not send died under the command, even
+   * when the command has already exited: it exited because its view broke
+   * (ECONNABORTED), so its status must not pass for its own. */
+  if (!run->timed_out && run->failure == NULL &&
+      ((WIFSIGNALED (run->daemon_wait_status) && !run->daemon_killed) ||
+       (!run->setup_reaped && !run->have_status)))
     {
       status = run->daemon_wait_status;
       run->daemon_died = TRUE;
@@ -801,7 +826,10 @@ on_deadlines (FsgRun *run, gint64 now)
     {
       run->abort_deadline = 0;
       if (!run->setup_reaped && run->daemon_pid > 0 && !run->daemon_reaped)
-        kill (run->daemon_pid, SIGKILL);
+        {
+          run->daemon_killed = TRUE;
+          kill (run->daemon_pid, SIGKILL);
+        }
     }
 }
 
@@ -1160,7 +1188,8 @@ resolve_cwd (const FsgRunOptions *opts, GError **error)
 
   if (real == NULL)
     {
-      fsg_throw_errno (error, "working directory '%s'", cwd);
+      g_autofree char *shown = g_strescape (cwd, NULL); /* one line, whatever the bytes */
+      fsg_throw_errno (error, "working directory '%s'", shown);
       return NULL;
     }
   return real;

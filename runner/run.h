@@ -148,6 +148,7 @@ typedef enum
   FSG_STEP_MKDIR,
   FSG_STEP_TOUCH,
   FSG_STEP_SYMLINK, /* source = link target */
+  FSG_STEP_READONLY, /* bind target on itself read-only (+ flags); skipped if missing */
 } FsgStepKind;
 
 typedef struct
