@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-glib/json-glib.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -82,6 +83,7 @@ typedef struct
 
   FsgCapture cap_out, cap_err;
   gboolean capturing;
+  gboolean live_dropped; /* our stdout/stderr stopped taking output */
   GString *audit_buf;
   JsonArray *denials;
   guint64 n_denials;
@@ -501,7 +503,11 @@ handle_notification (FsgRun *run)
   json_object_set_int_member (obj, "errno", EACCES);
   json_object_set_int_member (obj, "pid", req->pid);
   if (comm)
-    json_object_set_string_member (obj, "command", comm);
+    {
+      /* the command sets its own name (PR_SET_NAME): never trust its bytes */
+      g_autofree char *valid = g_utf8_make_valid (comm, -1);
+      json_object_set_string_member (obj, "command", valid);
+    }
   else
     json_object_set_null_member (obj, "command");
   node = json_node_new (JSON_NODE_OBJECT);
@@ -549,6 +555,54 @@ restore_tty (FsgRun *run)
 
 /* ---- Output ------------------------------------------------------------------ */
 
+static void on_deadlines (FsgRun *run, gint64 now);
+static gint64 next_deadline (FsgRun *run);
+
+/* Copy output to our own stdout/stderr without ever blocking the loop: a
+ * reader that stops reading must not stop the timeout. Wait for room only
+ * until the next deadline, write at most PIPE_BUF bytes per wake-up (a pipe
+ * that polls writable takes that much without blocking), and once the run
+ * is over its time or the reader is gone, drop the live copy (the capture,
+ * if any, keeps everything up to its cap). */
+static void
+write_live (FsgRun *run, int out_fd, const guint8 *buf, gsize len)
+{
+  while (len > 0 && !run->live_dropped)
+    {
+      struct pollfd pfd = { .fd = out_fd, .events = POLLOUT };
+      gint64 now = g_get_monotonic_time ();
+      gint64 next = next_deadline (run);
+      int timeout_ms = next == G_MAXINT64 ? -1 : (int) MAX (0, (next - now + 999) / 1000);
+      int r = poll (&pfd, 1, timeout_ms);
+      long n;
+
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == 0)
+        {
+          on_deadlines (run, g_get_monotonic_time ());
+          if (run->timed_out || run->setup_reaped)
+            run->live_dropped = TRUE;
+          continue;
+        }
+      if (r < 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
+        {
+          run->live_dropped = TRUE;
+          break;
+        }
+      n = write (out_fd, buf, MIN (len, (gsize) PIPE_BUF));
+      if (n < 0)
+        {
+          if (errno == EINTR || errno == EAGAIN)
+            continue;
+          run->live_dropped = TRUE;
+          break;
+        }
+      buf += n;
+      len -= (gsize) n;
+    }
+}
+
 static void
 forward_output (FsgRun *run, int *fdp, int out_fd, FsgCapture *capture)
 {
@@ -557,10 +611,9 @@ forward_output (FsgRun *run, int *fdp, int out_fd, FsgCapture *capture)
 
   if (n > 0)
     {
-      /* Live output first; a closed or full reader must not stop the capture. */
-      fsg_write_all (out_fd, buf, n);
       if (capture != NULL)
         fsg_capture_append (capture, buf, n);
+      write_live (run, out_fd, buf, (gsize) n);
       return;
     }
   if (n < 0 && errno == EAGAIN)
@@ -833,6 +886,22 @@ on_deadlines (FsgRun *run, gint64 now)
     }
 }
 
+static gint64
+next_deadline (FsgRun *run)
+{
+  gint64 next = G_MAXINT64;
+
+  if (run->timeout_deadline)
+    next = MIN (next, run->timeout_deadline);
+  if (run->kill_deadline)
+    next = MIN (next, run->kill_deadline);
+  if (run->abort_deadline)
+    next = MIN (next, run->abort_deadline);
+  if (run->setup_reaped)
+    next = MIN (next, run->drain_deadline);
+  return next;
+}
+
 static gboolean
 outputs_open (FsgRun *run)
 {
@@ -849,7 +918,7 @@ supervise (FsgRun *run)
           idx_pty = -1, idx_in = -1;
       int n = 0;
       gint64 now = g_get_monotonic_time ();
-      gint64 next = G_MAXINT64;
+      gint64 next;
       int timeout_ms;
 
       on_deadlines (run, now);
@@ -858,14 +927,7 @@ supervise (FsgRun *run)
           if (!outputs_open (run) || now >= run->drain_deadline)
             break;
         }
-      if (run->timeout_deadline)
-        next = MIN (next, run->timeout_deadline);
-      if (run->kill_deadline)
-        next = MIN (next, run->kill_deadline);
-      if (run->abort_deadline)
-        next = MIN (next, run->abort_deadline);
-      if (run->setup_reaped)
-        next = MIN (next, run->drain_deadline);
+      next = next_deadline (run);
       timeout_ms = next == G_MAXINT64 ? -1 : (int) MAX (0, (next - now + 999) / 1000);
 
 #define WATCH(var, fdv, ev)                                                            \
@@ -917,9 +979,9 @@ supervise (FsgRun *run)
       if (idx_aud >= 0 && pfds[idx_aud].revents && run->audit_rd >= 0)
         read_audit (run);
       if (idx_out >= 0 && pfds[idx_out].revents && run->out_rd >= 0)
-        forward_output (run, &run->out_rd, 1, &run->cap_out);
+        forward_output (run, &run->out_rd, 1, run->capturing ? &run->cap_out : NULL);
       if (idx_err >= 0 && pfds[idx_err].revents && run->err_rd >= 0)
-        forward_output (run, &run->err_rd, 2, &run->cap_err);
+        forward_output (run, &run->err_rd, 2, run->capturing ? &run->cap_err : NULL);
       if (idx_in >= 0 && pfds[idx_in].revents)
         pump_stdin (run);
       if (idx_pty >= 0 && run->pty_master >= 0)
@@ -1305,6 +1367,30 @@ fsg_run (const FsgRunOptions *opts)
         goto errno_fail;
       run->err_rd = p[0];
       run->spec.stderr_fd = p[1];
+    }
+
+  /* Never hand a host terminal to the command: it could read what the user
+   * types or answer terminal queries in the user's shell. Without a pty of
+   * its own (stdin is not a terminal), a terminal on fd 1 or 2 becomes a
+   * pipe that the runner forwards. */
+  if (!run->spec.want_pty)
+    {
+      int p[2];
+
+      if (run->out_rd < 0 && isatty (1))
+        {
+          if (pipe2 (p, O_CLOEXEC) < 0)
+            goto errno_fail;
+          run->out_rd = p[0];
+          run->spec.stdout_fd = p[1];
+        }
+      if (run->err_rd < 0 && isatty (2))
+        {
+          if (pipe2 (p, O_CLOEXEC) < 0)
+            goto errno_fail;
+          run->err_rd = p[0];
+          run->spec.stderr_fd = p[1];
+        }
     }
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)

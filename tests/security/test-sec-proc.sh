@@ -171,5 +171,44 @@ for code in 124 125 137; do
     "$rc $(json_get "$TESTDIR/x$code.json" '(r["reason"], r["timed_out"], r["signal"])')" "$code ('exited', False, None)"
 done
 
+# --- [34] a host terminal on stdout/stderr never reaches the command ---------------------------------------------------
+# stdin is a pipe (so no pty of its own), stdout and stderr are a terminal that stands for
+# the user's: the command must see pipes, and what the user types must stay unread.
+out=$(python3 - "$FSGATE_RUN" <<'PY'
+import os, pty, select, subprocess, sys, time
+m, s = pty.openpty()
+cmd = 'readlink /proc/self/fd/1; readlink /proc/self/fd/2; python3 -c "import os; print(\'read:\', os.read(1, 100))" 2>&1 | head -c 40'
+p = subprocess.Popen([sys.argv[1], "--", "sh", "-c", cmd], stdin=subprocess.PIPE, stdout=s, stderr=s)
+time.sleep(1)
+os.write(m, b"user typed password\n")
+p.stdin.close(); p.wait(timeout=20); os.close(s)
+out = b""
+while select.select([m], [], [], 0.3)[0]:
+    try: out += os.read(m, 4096)
+    except OSError: break
+text = out.decode(errors="replace").replace("\r", "")
+print("pipe" if text.count("pipe:[") >= 2 else "TTY", "leak" if "read: b'user" in text else "no-leak")
+PY
+)
+is "[34] stdout/stderr on the user's terminal with stdin piped: the command gets pipes and reads nothing typed" "$out" "pipe no-leak"
+
+# --- [40] a command-chosen process name cannot break the report ---------------------------------------------------
+run_fsg --json "$TESTDIR/comm.json" -- python3 -c "
+import ctypes, socket
+ctypes.CDLL(None).prctl(15, b'\xff\xfe\x1b[2J', 0, 0, 0)
+try: socket.socket(socket.AF_INET)
+except OSError: pass" >/dev/null 2>&1
+is "[40] a non-UTF-8 process name in a refused socket(): the report stays valid JSON with the denial" \
+  "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1], encoding="utf-8")); print(len([x for x in d["denials"] if x.get("source")=="seccomp"]) >= 1)' "$TESTDIR/comm.json" 2>&1)" "True"
+
+# --- [16] a reader that stops reading does not stop the timeout --------------------------------------------------------
+for mode in "" "--capture"; do
+  start=$(date +%s%N)
+  { "$FSGATE_RUN" $mode --timeout 1s --kill-after 1s -- sh -c 'head -c 300000 /dev/zero; while :; do :; done'; echo "$? $(date +%s%N)" > "$TESTDIR/stall.rc"; } | { sleep 4; cat >/dev/null; }
+  read rc end < "$TESTDIR/stall.rc"
+  is "[16] ${mode:-no capture}: a stalled stdout reader: the run still times out (124) within 3 s" \
+    "$rc $(( (end - start) / 1000000000 < 3 ))" "124 1"
+done
+
 check "[*] the secret never appeared in any output" bash -c '! grep -q "$1" "$2"' _ "$SECRET" "$TESTDIR/daemon.out"
 done_testing
