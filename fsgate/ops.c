@@ -1109,11 +1109,14 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         }
     }
   fi->fh = (uint64_t) (uintptr_t) d;
-  if (inode->kind != FSG_INODE_HOST || s.access != FSG_ACCESS_RW)
-    {
-      fi->cache_readdir = 1;
-      fi->keep_cache = 1;
-    }
+  /* Let the kernel keep listings, writable directories included: a change
+   * through the view drops the cached listing at once, and a change on the
+   * host does when the directory's mtime is next seen to differ
+   * (FUSE_CAP_AUTO_INVAL_DATA checks it at the start of every listing,
+   * within the attribute timeout). The listing is filtered by the policy,
+   * which does not change while mounted. */
+  fi->cache_readdir = 1;
+  fi->keep_cache = 1;
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       if (d->dp)

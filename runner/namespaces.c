@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
@@ -462,7 +463,7 @@ run_steps (const FsgSandboxSpec *spec)
 }
 
 static G_GNUC_NORETURN void
-init_main (const FsgSandboxSpec *spec)
+init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
 {
   int pty_slave = -1;
   sigset_t block, old;
@@ -470,7 +471,14 @@ init_main (const FsgSandboxSpec *spec)
   pid_t child;
   static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 };
 
-  die_with_parent (spec, 0); /* our parent S lives in the parent namespace */
+  struct pollfd parent = { .fd = parent_alive_fd, .events = POLLIN };
+
+  /* our parent S lives in the parent namespace, where getppid() cannot see
+   * it: its liveness is the write end of a pipe only S holds */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    fail (spec, FSG_STAGE_PDEATHSIG, errno);
+  if (poll (&parent, 1, 0) != 0)
+    _exit (FSG_EXIT_SETUP);
   prctl (PR_SET_NAME, "fsgate-init", 0, 0, 0);
   /* Keep the command from reading our memory or fds: non-dumpable, and we
    * keep capabilities it will not have. */
@@ -562,6 +570,7 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
 {
   int fuse_fd;
   pid_t init;
+  int s_alive[2];
 
   die_with_parent (spec, spec->runner_pid);
   prctl (PR_SET_NAME, "fsgate-setup", 0, 0, 0);
@@ -615,11 +624,20 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
 
   if (unshare (CLONE_NEWPID) < 0)
     fail (spec, FSG_STAGE_UNSHARE_PID, errno);
+  /* I is pid 1 of its namespace, so getppid() cannot tell it that S died
+   * before its PR_SET_PDEATHSIG: S holds the write end of this pipe for
+   * its whole life, and I sees POLLHUP once S is gone. */
+  if (pipe2 (s_alive, O_CLOEXEC) < 0)
+    fail (spec, FSG_STAGE_FORK_INIT, errno);
   init = fork ();
   if (init < 0)
     fail (spec, FSG_STAGE_FORK_INIT, errno);
   if (init == 0)
-    init_main (spec);
+    {
+      close (s_alive[1]);
+      init_main (spec, s_alive[0]);
+    }
+  close (s_alive[0]);
   if (spec->stdout_fd >= 0)
     close (spec->stdout_fd);
   if (spec->stderr_fd >= 0)
