@@ -7,6 +7,7 @@
 #include "common/fsg-util.h"
 
 #include <gio/gio.h>
+#include <fcntl.h>
 #include <string.h>
 
 static gboolean
@@ -54,6 +55,19 @@ fsg_throw (GError **error, const char *fmt, ...)
   va_end (ap);
   g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, msg);
   return FALSE;
+}
+
+int
+fsg_write_file_async_signal_safe (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  int r;
+
+  if (fd < 0)
+    return -errno;
+  r = fsg_write_all (fd, text, strlen (text));
+  close (fd);
+  return r;
 }
 
 int

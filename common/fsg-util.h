@@ -48,6 +48,10 @@ gboolean fsg_throw_errno_value (GError **error, int errsv, const char *fmt, ...)
 /* A G_IO_ERROR_FAILED error with a message; returns FALSE. */
 gboolean fsg_throw (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
+/* Write @text to the existing file @path (a /proc file such as uid_map);
+ * async-signal-safe. Returns 0 or -errno. */
+int fsg_write_file_async_signal_safe (const char *path, const char *text);
+
 /* Write all of @len bytes, retrying on EINTR and short writes. Returns 0 or -errno. */
 int fsg_write_all (int fd, const void *buf, size_t len);
 

@@ -10,10 +10,8 @@
 
 #include <json-glib/json-glib.h>
 
-/* Paths on Linux are bytes; JSON strings are UTF-8. Invalid sequences
- * become U+FFFD so that the log always parses. */
-static void
-add_string (JsonBuilder *b, const char *name, const char *value)
+void
+fsg_json_add_text (JsonBuilder *b, const char *name, const char *value)
 {
   json_builder_set_member_name (b, name);
   if (value == NULL)
@@ -51,14 +49,14 @@ fsg_audit_event_to_json (const FsgAuditEvent *event)
     json_builder_add_int_value (b, event->time_us);
   json_builder_set_member_name (b, "op");
   json_builder_add_string_value (b, event->op ? event->op : "");
-  add_string (b, "path", event->path ? event->path : "");
+  fsg_json_add_text (b, "path", event->path ? event->path : "");
   if (event->path2 != NULL)
-    add_string (b, "path2", event->path2);
+    fsg_json_add_text (b, "path2", event->path2);
   json_builder_set_member_name (b, "decision");
   json_builder_add_string_value (b, event->denied ? "deny" : "allow");
   json_builder_set_member_name (b, "access");
   json_builder_add_string_value (b, fsg_access_to_string (event->access));
-  add_string (b, "rule", event->rule);
+  fsg_json_add_text (b, "rule", event->rule);
   json_builder_set_member_name (b, "errno");
   json_builder_add_int_value (b, event->err);
   if (event->err != 0)
@@ -73,7 +71,7 @@ fsg_audit_event_to_json (const FsgAuditEvent *event)
     }
   json_builder_set_member_name (b, "pid");
   json_builder_add_int_value (b, event->pid);
-  add_string (b, "comm", event->comm);
+  fsg_json_add_text (b, "comm", event->comm);
   json_builder_end_object (b);
 
   root = json_builder_get_root (b);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <sys/types.h>
 
 #include "policy/policy.h"
@@ -39,6 +40,11 @@ typedef struct
  * must not touch the view. The event and its strings are valid only during
  * the call. */
 typedef void (*FsgAuditFunc) (const FsgAuditEvent *event, gpointer user_data);
+
+/* Add member @name with @value, bytes from the host or from the command
+ * (paths, command names): invalid UTF-8 becomes U+FFFD, so the JSON always
+ * parses and no record can be hidden behind an odd name. NULL gives null. */
+void fsg_json_add_text (JsonBuilder *builder, const char *name, const char *value);
 
 /* One JSON object (no newline) for @event. (transfer full) */
 char *fsg_audit_event_to_json (const FsgAuditEvent *event);

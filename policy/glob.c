@@ -206,6 +206,20 @@ fsg_glob_match_nocase (const char *pattern, const char *name)
 }
 
 char *
+fsg_glob_escape (const char *name)
+{
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = name; *p; p++)
+    {
+      if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
+        g_string_append_c (s, '\\');
+      g_string_append_c (s, *p);
+    }
+  return g_string_free (s, FALSE);
+}
+
+char *
 fsg_glob_unescape (const char *comp)
 {
   GString *s = g_string_sized_new (strlen (comp));

@@ -481,8 +481,6 @@ normalise_pattern (const char *pattern, gboolean *out_anchored, GError **error)
   return g_string_free (out, FALSE);
 }
 
-static char *escape_glob (const char *name);
-
 /* ---- Entries ----------------------------------------------------------- */
 
 static Entry *
@@ -593,7 +591,7 @@ add_rule_value (FsgPolicyBuilder *b, GPtrArray *out, FsgRuleKind kind, const cha
       if (from_cli && value[0] != '/' && strchr (value, '/') != NULL &&
           !g_str_has_prefix (value, "**/"))
         {
-          g_autofree char *cwd = escape_glob (b->cwd);
+          g_autofree char *cwd = fsg_glob_escape (b->cwd);
           pat = g_build_filename (cwd, value, NULL);
         }
       else
@@ -1104,20 +1102,6 @@ fsg_policy_builder_set (FsgPolicyBuilder *b, const char *key, const char *value,
 
 /* ---- Finishing --------------------------------------------------------- */
 
-static char *
-escape_glob (const char *name)
-{
-  GString *s = g_string_new (NULL);
-
-  for (const char *p = name; *p; p++)
-    {
-      if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
-        g_string_append_c (s, '\\');
-      g_string_append_c (s, *p);
-    }
-  return g_string_free (s, FALSE);
-}
-
 /* Resolve the longest existing prefix of the literal path in @comps[0..n)
  * through symlinks; the rest is kept as written. (transfer full) or NULL
  * when nothing changes. */
@@ -1151,7 +1135,7 @@ canonical_comps (char **comps)
       out = g_ptr_array_new_with_free_func (g_free);
       rcomps = fsg_path_split (real);
       for (guint i = 0; rcomps[i]; i++)
-        g_ptr_array_add (out, escape_glob (rcomps[i]));
+        g_ptr_array_add (out, fsg_glob_escape (rcomps[i]));
       for (guint i = k; i < n; i++)
         g_ptr_array_add (out, g_strdup (comps[i]));
       g_ptr_array_add (out, NULL);

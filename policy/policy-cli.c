@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "policy/policy-cli.h"
+#include "policy/policy-private.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,20 +130,6 @@ fsg_policy_options_set_protect_files (FsgPolicyOptions *opts, gboolean protect)
   opts->protect_files = protect;
 }
 
-char *
-fsg_policy_escape_glob (const char *name)
-{
-  GString *s = g_string_new (NULL);
-
-  for (const char *p = name; *p; p++)
-    {
-      if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
-        g_string_append_c (s, '\\');
-      g_string_append_c (s, *p);
-    }
-  return g_string_free (s, FALSE);
-}
-
 FsgPolicy *
 fsg_policy_options_build (FsgPolicyOptions *opts, GError **error)
 {
@@ -172,7 +159,7 @@ fsg_policy_options_build (FsgPolicyOptions *opts, GError **error)
       real = realpath (r->value, NULL);
       if (real == NULL)
         continue; /* add_file above already failed for a missing file */
-      pat = fsg_policy_escape_glob (real);
+      pat = fsg_glob_escape (real);
       if (!fsg_policy_builder_add_rule (b, FSG_RULE_DENY_WRITE, pat, r->flag, error))
         return NULL;
     }

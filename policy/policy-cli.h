@@ -33,7 +33,4 @@ FsgPolicy *fsg_policy_options_build (FsgPolicyOptions *opts, GError **error);
  * so the command cannot change the policy of later runs. */
 void fsg_policy_options_set_protect_files (FsgPolicyOptions *opts, gboolean protect);
 
-/* @name with glob metacharacters escaped, for a literal rule. (transfer full) */
-char *fsg_policy_escape_glob (const char *name);
-
 G_END_DECLS

@@ -24,6 +24,9 @@ gboolean fsg_glob_validate (const char *comp, GError **error);
 gboolean fsg_glob_match (const char *pattern, const char *name);
 /* Same, ASCII case-insensitive (environment names). */
 gboolean fsg_glob_match_nocase (const char *pattern, const char *name);
+/* Escape *, ?, [ and backslash so that @name matches only itself.
+ * (transfer full) */
+char *fsg_glob_escape (const char *name);
 /* Remove backslash escapes from a component without magic. (transfer full) */
 char *fsg_glob_unescape (const char *comp);
 

@@ -128,19 +128,6 @@ enum
   PROBE_FUSE_MOUNT,
 };
 
-static int
-write_file_async_signal_safe (const char *path, const char *text)
-{
-  int fd = open (path, O_WRONLY | O_CLOEXEC);
-  int r;
-
-  if (fd < 0)
-    return -errno;
-  r = fsg_write_all (fd, text, strlen (text));
-  close (fd);
-  return r;
-}
-
 static G_GNUC_NORETURN void
 probe_exit (int fd, int step, int err)
 {
@@ -161,11 +148,11 @@ probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse
 
   if (unshare (flags) < 0)
     probe_exit (out, PROBE_UNSHARE, errno);
-  if ((r = write_file_async_signal_safe ("/proc/self/setgroups", "deny")) < 0 && r != -ENOENT)
+  if ((r = fsg_write_file_async_signal_safe ("/proc/self/setgroups", "deny")) < 0 && r != -ENOENT)
     probe_exit (out, PROBE_SETGROUPS, -r);
-  if ((r = write_file_async_signal_safe ("/proc/self/uid_map", uid_map)) < 0)
+  if ((r = fsg_write_file_async_signal_safe ("/proc/self/uid_map", uid_map)) < 0)
     probe_exit (out, PROBE_UIDMAP, -r);
-  if ((r = write_file_async_signal_safe ("/proc/self/gid_map", gid_map)) < 0)
+  if ((r = fsg_write_file_async_signal_safe ("/proc/self/gid_map", gid_map)) < 0)
     probe_exit (out, PROBE_GIDMAP, -r);
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     probe_exit (out, PROBE_PRIVATE, errno);

@@ -119,19 +119,6 @@ fsg_ctl_recv (int fd, FsgCtlMsg *msg, int *out_fd)
 
 #define FSG_PROC_SELF "/proc/self/"
 
-static int
-write_file (const char *path, const char *text)
-{
-  int fd = open (path, O_WRONLY | O_CLOEXEC);
-  int r;
-
-  if (fd < 0)
-    return -errno;
-  r = fsg_write_all (fd, text, strlen (text));
-  close (fd);
-  return r;
-}
-
 static G_GNUC_NORETURN void
 fail (const FsgSandboxSpec *spec, FsgStage stage, int err)
 {
@@ -584,10 +571,10 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
   {
     int r;
 
-    if ((r = write_file (FSG_PROC_SELF "setgroups", "deny")) < 0 && r != -ENOENT)
+    if ((r = fsg_write_file_async_signal_safe (FSG_PROC_SELF "setgroups", "deny")) < 0 && r != -ENOENT)
       fail (spec, FSG_STAGE_WAIT_MAPS, -r);
-    if ((r = write_file (FSG_PROC_SELF "uid_map", spec->uid_map)) < 0
-        || (r = write_file (FSG_PROC_SELF "gid_map", spec->gid_map)) < 0)
+    if ((r = fsg_write_file_async_signal_safe (FSG_PROC_SELF "uid_map", spec->uid_map)) < 0
+        || (r = fsg_write_file_async_signal_safe (FSG_PROC_SELF "gid_map", spec->gid_map)) < 0)
       fail (spec, FSG_STAGE_WAIT_MAPS, -r);
   }
 

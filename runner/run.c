@@ -11,6 +11,7 @@
 #include "runner/run.h"
 
 #include "common/fsg-util.h"
+#include "fsgate/audit.h"
 #include "fsgate/fs.h"
 
 #include <errno.h>
@@ -221,23 +222,6 @@ read_last_cap (void)
 
 static GMutex audit_lock;
 
-/* Paths and command names are bytes; a JSON string that is not UTF-8 makes
- * R's parser drop the whole record, which would let a command hide a denial
- * behind an odd name. Invalid sequences become U+FFFD. */
-static void
-add_text (JsonBuilder *b, const char *name, const char *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value == NULL)
-    json_builder_add_null_value (b);
-  else if (g_utf8_validate (value, -1, NULL))
-    json_builder_add_string_value (b, value);
-  else
-    {
-      g_autofree char *valid = g_utf8_make_valid (value, -1);
-      json_builder_add_string_value (b, valid);
-    }
-}
 
 static void
 daemon_audit (const FsgAuditEvent *event, gpointer user_data)
@@ -255,16 +239,16 @@ daemon_audit (const FsgAuditEvent *event, gpointer user_data)
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "source");
   json_builder_add_string_value (b, "fuse");
-  add_text (b, "operation", event->op ? event->op : "");
-  add_text (b, "path", event->path ? event->path : "");
+  fsg_json_add_text (b, "operation", event->op ? event->op : "");
+  fsg_json_add_text (b, "path", event->path ? event->path : "");
   if (event->path2 != NULL)
-    add_text (b, "path2", event->path2);
-  add_text (b, "rule", event->rule ? event->rule : "");
+    fsg_json_add_text (b, "path2", event->path2);
+  fsg_json_add_text (b, "rule", event->rule ? event->rule : "");
   json_builder_set_member_name (b, "errno");
   json_builder_add_int_value (b, event->err);
   json_builder_set_member_name (b, "pid");
   json_builder_add_int_value (b, event->pid);
-  add_text (b, "command", event->comm);
+  fsg_json_add_text (b, "command", event->comm);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   gen = json_generator_new ();
