@@ -41,6 +41,12 @@ parse_pass_fd (const char *name, const char *value, gpointer data, GError **erro
                    "--pass-fd: file descriptor %d is not open", (int) fd);
       return FALSE;
     }
+  if (opt_pass_fds->len >= FSG_MAX_PASS_FDS)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--pass-fd: at most %d file descriptors can be passed", FSG_MAX_PASS_FDS);
+      return FALSE;
+    }
   {
     int v = (int) fd;
     g_array_append_val (opt_pass_fds, v);

@@ -173,7 +173,7 @@ static int
 close_fds_except (const FsgSandboxSpec *spec, int keep_ctl)
 {
   /* Keep, in ascending order: pass fds and the (CLOEXEC) control socket. */
-  int keep[64];
+  int keep[FSG_MAX_PASS_FDS + 4];
   guint n = 0;
   int from = 3;
 

@@ -73,7 +73,7 @@ typedef struct
   const char *cwd;        /* -C DIR, or NULL for the current directory */
   const char *json_path;  /* --json FILE or "-", NULL for none */
   gboolean capture;       /* --capture */
-  GArray *pass_fds;       /* int, may be NULL */
+  GArray *pass_fds;       /* int, may be NULL; at most FSG_MAX_PASS_FDS */
   int verbose;
 } FsgRunOptions;
 
@@ -199,6 +199,9 @@ G_GNUC_NORETURN void fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *s
 
 /* Control messages (namespaces.c); async-signal-safe. Return 0 or -errno. */
 int fsg_ctl_send (int fd, const FsgCtlMsg *msg, int pass_fd);
+
+/* --pass-fd may be given this many times (the sandbox keeps a fixed table). */
+#define FSG_MAX_PASS_FDS 60
 /* *out_fd is -1 when the message carries none. Returns bytes, 0 on EOF, -errno. */
 int fsg_ctl_recv (int fd, FsgCtlMsg *msg, int *out_fd);
 

@@ -69,6 +69,8 @@ done
 expect_err 2 "fsgate-run --timeout 99999999999999999999s: overflow is an error" "$FSGATE_RUN" --timeout 99999999999999999999s -- touch "$RAN"
 expect_err 2 "fsgate-run --output-cap 99999999999GiB: overflow is an error" "$FSGATE_RUN" --output-cap 99999999999GiB -- touch "$RAN"
 expect_err 2 "fsgate-run --pass-fd 99999999999: not an fd" "$FSGATE_RUN" --pass-fd 99999999999 -- touch "$RAN"
+many=(); for i in $(seq 61); do many+=(--pass-fd 1); done
+expect_err 2 "fsgate-run with 61 --pass-fd: more than it can keep" "$FSGATE_RUN" "${many[@]}" -- touch "$RAN"
 expect_err 2 "fsgate-run --rw with a non-UTF-8 value: usage error" "$FSGATE_RUN" --rw $'\377' -- touch "$RAN"
 expect_err 2 "fsgate-run unknown option" "$FSGATE_RUN" --no-such-option -- touch "$RAN"
 expect_err 2 "fsgate-run unknown short option" "$FSGATE_RUN" -Z -- touch "$RAN"
