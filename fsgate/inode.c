@@ -180,51 +180,24 @@ openat_path (FsgFs *fs, int dirfd, const char *name)
   return fd;
 }
 
-/* The fd of @inode, which the caller has pinned; reopened from the parent's
- * fd (pinned the same way, recursively) if it was evicted. */
+/* Reopen @inode from its parent's O_PATH fd @pfd by @name, without
+ * following symlinks, and check that it is still the same object. */
 static int
-pinned_fd (FsgFs *fs, FsgInode *inode)
+reopen_one (FsgFs *fs, FsgInode *inode, int pfd, const char *name)
 {
-  FsgInode *parent;
-  g_autofree char *name = NULL;
   struct statx stx;
-  int pfd, fd = -1, extra = -1, r = 0;
+  int fd, extra = -1, r = 0;
 
-  g_mutex_lock (&fs->lock);
-  if (inode->fd >= 0)
-    {
-      fd = inode->fd;
-      lru_touch_locked (fs, inode);
-      g_mutex_unlock (&fs->lock);
-      return fd;
-    }
-  parent = inode->parent;
-  if (inode->fd_permanent || parent == NULL || parent->kind != FSG_INODE_HOST || inode->name == NULL)
-    {
-      g_mutex_unlock (&fs->lock);
-      return -ESTALE;
-    }
-  /* Pinned under the lock: a concurrent rename may move @inode away from
-   * @parent, which must stay alive until we are done with it. */
-  parent->pins++;
-  name = g_strdup (inode->name);
-  g_mutex_unlock (&fs->lock);
-
-  pfd = pinned_fd (fs, parent);
-  if (pfd < 0)
-    r = pfd;
-  else if ((fd = openat_path (fs, pfd, name)) < 0)
-    r = errno == ENOENT ? -ESTALE : -errno;
-  else if (statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-                  STATX_BASIC_STATS | STATX_BTIME, &stx) < 0)
+  if ((fd = openat_path (fs, pfd, name)) < 0)
+    return errno == ENOENT ? -ESTALE : -errno;
+  if (statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+             STATX_BASIC_STATS | STATX_BTIME, &stx) < 0)
     r = -errno;
   else if (!identity_matches (inode, &stx))
     r = -ESTALE; /* the name now refers to another object */
-  fsg_inode_unpin (fs, parent);
   if (r < 0)
     {
-      if (fd >= 0)
-        close (fd);
+      close (fd);
       return r;
     }
 
@@ -243,6 +216,56 @@ pinned_fd (FsgFs *fs, FsgInode *inode)
   g_mutex_unlock (&fs->lock);
   if (extra >= 0)
     close (extra);
+  return fd;
+}
+
+/* The O_PATH fd of @inode (pinned by the caller). Evicted inodes are
+ * reopened from the nearest ancestor that still has its fd, top down and
+ * without recursion: a command decides how deep a chain of evicted
+ * directories gets, and must not be able to overflow a worker's stack. */
+static int
+pinned_fd (FsgFs *fs, FsgInode *inode)
+{
+  g_autoptr(GPtrArray) chain = g_ptr_array_new ();   /* to reopen, deepest first */
+  g_autoptr(GPtrArray) parents = g_ptr_array_new (); /* the parent pinned for each */
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  FsgInode *cur = inode;
+  int fd;
+
+  g_mutex_lock (&fs->lock);
+  for (;;)
+    {
+      FsgInode *parent = cur->parent;
+
+      if (cur->fd >= 0)
+        {
+          fd = cur->fd;
+          lru_touch_locked (fs, cur);
+          break;
+        }
+      if (cur->fd_permanent || parent == NULL || parent->kind != FSG_INODE_HOST || cur->name == NULL)
+        {
+          fd = -ESTALE;
+          break;
+        }
+      /* Pinned under the lock: a concurrent rename may move @cur away from
+       * @parent, which must stay alive, with its fd, until we are done. */
+      parent->pins++;
+      g_ptr_array_add (chain, cur);
+      g_ptr_array_add (parents, parent);
+      g_ptr_array_add (names, g_strdup (cur->name));
+      cur = parent;
+    }
+  g_mutex_unlock (&fs->lock);
+
+  /* Each reopened directory is the base of the next; it stays pinned as
+   * the next one's parent until that one is open. */
+  for (guint i = chain->len; i-- > 0;)
+    {
+      if (fd >= 0)
+        fd = reopen_one (fs, chain->pdata[i], fd, names->pdata[i]);
+      fsg_inode_unpin (fs, parents->pdata[i]);
+    }
   return fd;
 }
 
@@ -618,14 +641,17 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   if (parent->kind == FSG_INODE_HOST)
     {
       int pfd = fsg_inode_pin (fs, parent);
+      int r;
 
       if (pfd < 0)
         return pfd;
       fd = openat_path (fs, pfd, name);
+      /* read errno before unpinning: the unpin takes a mutex (a futex that
+       * may leave EAGAIN in errno) and may close evicted fds */
+      r = fd < 0 ? -errno : 0;
       fsg_inode_unpin (fs, parent);
       if (fd < 0)
         {
-          int r = -errno;
           if (r == -ENOENT && stub_anc)
             return synth_entry (fs, parent, name, FSG_INODE_SYNTH, state, TRUE, e);
           if (r == -ENOENT)

@@ -135,4 +135,33 @@ run_case () {
 run_case unpriv "$NOBODY" 1024
 run_case root 0 "$(ulimit -Hn)"
 
+# A chain of 20,000 directories with a budget of 32 fds exercises the
+# reopen of evicted ancestors (top down, without recursion, so depth cannot
+# overflow a worker's stack) and 20,000 negative LOOKUPs followed by mkdir
+# under fd pressure (an errno read after an unpin once turned ENOENT into an
+# occasional EAGAIN; this catches it only by chance).
+deep=$TESTDIR/deep
+mkdir -p "$deep/tree" "$deep/mnt"
+FSGATE_FD_BUDGET=32 "$FSGATE" mount --profile none --rw "$deep/tree" -f "$deep/mnt" 2> "$deep/daemon.err" &
+dpid=$!
+track $dpid
+for _ in $(seq 200); do grep -q " $deep/mnt " /proc/self/mountinfo && break; sleep 0.05; done
+out=$(python3 - "$deep/mnt$deep/tree" 2>&1 <<'EOF'
+import os, sys
+base = sys.argv[1]
+os.chdir(base)
+for i in range(64):
+    open("f%d" % i, "w").close()
+for i in range(20000):
+    os.mkdir("d"); os.chdir("d")
+for i in range(64):
+    os.stat(os.path.join(base, "f%d" % i))   # evict the chain
+open("leaf", "w").write("deep")
+print(open("leaf").read())
+EOF
+)
+is "a 20,000-deep directory chain through a 32-fd daemon: created and read back" "$out" "deep"
+check "... the daemon survived" kill -0 $dpid
+kill -TERM $dpid; wait $dpid 2>/dev/null
+
 done_testing
