@@ -63,6 +63,7 @@ main (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_autofree char *cwd = NULL;
   g_autofree char *json_path = NULL;
+  g_autofree char *description = NULL;
   gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
@@ -91,7 +92,21 @@ main (int argc, char **argv)
                                 "a seccomp filter, its own namespaces and (unless allowed) no network.\n"
                                 "Exit status: the command's; 128+N on signal N; 124 timeout;\n"
                                 "125 sandbox setup failed; 126 not executable; 127 not found; 2 usage.");
-  g_option_context_set_description (context, fsg_policy_options_help ());
+  description = g_strconcat (
+      "Examples:\n"
+      "  fsgate-run -- make test                  the default profile: the current\n"
+      "                                           directory writable, the host read-only,\n"
+      "                                           secrets denied, no network\n"
+      "  fsgate-run --timeout 10m --json report.json --capture -- ./agent-step.sh\n"
+      "  fsgate-run --profile read-only --rw ./build -- ninja -C build\n"
+      "  fsgate-run --net --deny-read '~/work/customer-data' -- pip install -r req.txt\n"
+      "  fsgate explain ./src ~/.ssh/id_rsa       what the policy decides, and why\n"
+      "\n"
+      "The policy options (--profile, --policy, --rw, --ro, --deny-read,\n"
+      "--deny-write, --net, --timeout, ...) are listed by --help-policy.\n"
+      "\n",
+      fsg_policy_options_help (), NULL);
+  g_option_context_set_description (context, description);
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_add_group (context, fsg_policy_options_group (popts));
   /* Options end at the command: `fsgate-run ls -l` passes -l to ls. */
@@ -162,6 +177,18 @@ main (int argc, char **argv)
       return FSG_EXIT_USAGE;
     }
 
+  /* Not an error (the policy says so), but rarely what was meant: the
+   * default profile makes the current directory writable, and run from "/"
+   * that is the whole host. */
+  {
+    FsgPathState top = fsg_policy_decide (policy, "/");
+    if (top.access == FSG_ACCESS_RW)
+      {
+        g_autofree char *why = fsg_path_state_describe (policy, &top);
+        g_printerr ("fsgate-run: warning: '/' is writable in this run (%s); "
+                    "run from a project directory or pass --profile read-only\n", why);
+      }
+  }
   ro.policy = policy;
   ro.cwd = cwd;
   ro.json_path = json_path;

@@ -69,6 +69,11 @@ done
 expect_err 2 "fsgate-run --timeout 99999999999999999999s: overflow is an error" "$FSGATE_RUN" --timeout 99999999999999999999s -- touch "$RAN"
 expect_err 2 "fsgate-run --output-cap 99999999999GiB: overflow is an error" "$FSGATE_RUN" --output-cap 99999999999GiB -- touch "$RAN"
 expect_err 2 "fsgate-run --pass-fd 99999999999: not an fd" "$FSGATE_RUN" --pass-fd 99999999999 -- touch "$RAN"
+out=$(cd / && timeout 60 "$FSGATE_RUN" -- true 2>&1); rc=$?
+is "fsgate-run from / on the default profile runs, and warns that / is writable" \
+  "$rc $(echo "$out" | grep -c "warning: '/' is writable")" "0 1"
+out=$(cd "$TESTDIR" && timeout 60 "$FSGATE_RUN" -- true 2>&1)
+is "... and says nothing from a project directory" "$out" ""
 many=(); for i in $(seq 61); do many+=(--pass-fd 1); done
 expect_err 2 "fsgate-run with 61 --pass-fd: more than it can keep" "$FSGATE_RUN" "${many[@]}" -- touch "$RAN"
 expect_err 2 "fsgate-run --rw with a non-UTF-8 value: usage error" "$FSGATE_RUN" --rw $'\377' -- touch "$RAN"
