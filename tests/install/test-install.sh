@@ -12,28 +12,7 @@
 
 set -u
 
-_n=0
-_failed=0
-ok () { _n=$((_n + 1)); echo "ok $_n - $*"; }
-not_ok () { _n=$((_n + 1)); _failed=1; echo "not ok $_n - $*"; }
-diag () { printf '%s\n' "$*" | sed 's/^/# /'; }
-# skip DESC WHAT: a skip, or a failure under FSGATE_TESTS_MUST_RUN
-skip () {
-    _n=$((_n + 1))
-    if [ -n "${FSGATE_TESTS_MUST_RUN:-}" ]; then
-        _failed=1
-        echo "not ok $_n - $1 # needs $2, and FSGATE_TESTS_MUST_RUN is set"
-    else
-        echo "ok $_n - $1 # SKIP needs $2"
-    fi
-}
-# is DESC GOT EXPECTED
-is () {
-    if [ "$2" = "$3" ]; then ok "$1"; else
-        not_ok "$1"; diag "got:" "$2"; diag "expected:" "$3"
-    fi
-}
-done_testing () { echo "1..$_n"; exit $_failed; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/fsgate-install-test.XXXXXX")
 trap 'rm -rf "$TESTDIR"' EXIT

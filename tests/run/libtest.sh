@@ -11,31 +11,8 @@ FSGATE_RUN=${FSGATE_RUN:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/runner/fsgate
 TRY_SYSCALL=${TRY_SYSCALL:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/tests/run/try-syscall}
 export FSGATE_RUN TRY_SYSCALL
 
-_n=0
-_failed=0
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 _bg_pids=()
-
-ok () { _n=$((_n + 1)); echo "ok $_n - $*"; }
-not_ok () { _n=$((_n + 1)); _failed=1; echo "not ok $_n - $*"; }
-diag () { echo "# $*" | sed '2,$s/^/# /'; }
-skip () {
-  _n=$((_n + 1))
-  if [ -n "${FSGATE_TESTS_MUST_RUN:-}" ]; then
-    _failed=1
-    echo "not ok $_n - $1 # needs $2, and FSGATE_TESTS_MUST_RUN is set"
-  else
-    echo "ok $_n - $1 # SKIP needs $2"
-  fi
-}
-# is DESC GOT EXPECTED
-is () {
-  if [ "$2" = "$3" ]; then ok "$1"; else
-    not_ok "$1"; diag "got:      '$2'"; diag "expected: '$3'"
-  fi
-}
-# check DESC COMMAND...
-check () { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-done_testing () { echo "1..$_n"; exit $_failed; }
 
 # Remember a background process so the cleanup kills it.
 track () { _bg_pids+=("$1"); }
