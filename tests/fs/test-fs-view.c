@@ -735,7 +735,17 @@ test_race (void)
   threads[0] = g_thread_new ("swapper", race_swapper, &rd);
   for (int i = 1; i < 4; i++)
     threads[i] = g_thread_new ("reader", race_reader, &rd);
-  g_usleep (4 * G_USEC_PER_SEC);
+  /* At least 4 s; then until a reader got through at least once (whether
+   * "swap" is the directory or the symlink is decided at each lookup, about
+   * once a second, so a short run can see only the symlink), 12 s at most. */
+  for (gint64 start = g_get_monotonic_time ();;)
+    {
+      gint64 elapsed = g_get_monotonic_time () - start;
+      if ((elapsed >= 4 * G_USEC_PER_SEC && g_atomic_int_get (&rd.ok_reads) > 0) ||
+          elapsed >= 12 * G_USEC_PER_SEC)
+        break;
+      g_usleep (G_USEC_PER_SEC / 10);
+    }
   rd.stop = TRUE;
   for (int i = 0; i < 4; i++)
     g_thread_join (threads[i]);
