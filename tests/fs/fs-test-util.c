@@ -38,6 +38,9 @@ emergency_cleanup (void)
       if (emergency_mnt[i][0] != '\0')
         umount2 (emergency_mnt[i], MNT_DETACH);
     }
+  /* every view's directory lives in the scratch directory; with the mounts
+   * gone it can be removed whole */
+  fsg_test_scratch_cleanup ();
 }
 
 static void
@@ -57,12 +60,17 @@ fsg_view_init (int *argc, char ***argv)
     fsgate_path = g_build_filename (builddir, "fsgate", "fsgate", NULL);
   else
     fsgate_path = g_strdup ("fsgate");
+  /* Create the scratch directory first: its own handlers are replaced by
+   * ours, which unmount before removing it. */
+  /* other uids run commands in the views (caller-identity tests) */
+  g_assert_no_errno (chmod (fsg_test_scratch_dir ("fs"), 0755));
   atexit (emergency_cleanup);
   signal (SIGABRT, on_fatal_signal);
   signal (SIGSEGV, on_fatal_signal);
   signal (SIGTERM, on_fatal_signal);
   signal (SIGINT, on_fatal_signal);
   signal (SIGALRM, on_fatal_signal);
+  signal (SIGPIPE, on_fatal_signal);
 }
 
 const char *
@@ -75,8 +83,10 @@ FsgView *
 fsg_view_new (const char *tag)
 {
   FsgView *v = g_new0 (FsgView, 1);
-  g_autofree char *tmp = fsg_test_tmpdir_new (tag);
+  g_autofree char *tmpl = g_strdup_printf ("%s/%s-XXXXXX", fsg_test_scratch_dir ("fs"), tag);
+  char *tmp = g_mkdtemp (tmpl);
 
+  g_assert_nonnull (tmp);
   v->tmp = realpath (tmp, NULL);
   g_assert_nonnull (v->tmp);
   v->host = g_build_filename (v->tmp, "host", NULL);

@@ -76,8 +76,22 @@ on_abort (int sig)
 {
   if (cleanup_mnt[0] != '\0')
     umount2 (cleanup_mnt, MNT_DETACH);
+  /* the test's directories live in the scratch directory */
+  fsg_test_scratch_cleanup ();
   signal (sig, SIG_DFL);
   raise (sig);
+}
+
+/* A directory of this test inside the program's scratch directory, so that
+ * an abort removes it too. (transfer full) */
+static char *
+scratch_subdir (const char *tag)
+{
+  g_autofree char *tmpl = g_strdup_printf ("%s/%s-XXXXXX", fsg_test_scratch_dir ("fs-api"), tag);
+  char *dir = g_mkdtemp (tmpl);
+
+  g_assert_nonnull (dir);
+  return g_strdup (dir);
 }
 
 static void
@@ -100,7 +114,7 @@ test_take_fd (void)
 
   if (!fsg_test_require_root () || !fsg_test_require_fuse ())
     return;
-  tmp0 = fsg_test_tmpdir_new ("api");
+  tmp0 = scratch_subdir ("api");
   tmp = realpath (tmp0, NULL);
   rw = g_build_filename (tmp, "rw", NULL);
   mnt = g_build_filename (tmp, "mnt", NULL);
@@ -226,7 +240,7 @@ test_passthrough (void)
         g_test_skip (reason);
       return;
     }
-  tmp0 = fsg_test_tmpdir_new ("passthrough");
+  tmp0 = scratch_subdir ("passthrough");
   tmp = realpath (tmp0, NULL);
   rw = g_build_filename (tmp, "rw", NULL);
   ro = g_build_filename (tmp, "ro", NULL);
