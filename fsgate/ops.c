@@ -431,78 +431,77 @@ reply_new_entry (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name, 
   fuse_reply_entry (req, &e);
 }
 
+typedef enum
+{
+  MAKE_NODE,
+  MAKE_DIR,
+  MAKE_SYMLINK,
+} MakeKind;
+
+/* Create @name in @parent as the caller, after the policy checks: the
+ * common part of mknod, mkdir and symlink. */
 static void
-op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
+            MakeKind kind, mode_t mode, const char *link)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
   fsg_autopin FsgPin pin = { 0 };
   FsgPathState cs;
+  long made = -1;
   int r, pfd;
 
-  /* Device nodes made in the sandbox would be live on the host (nodev only
-   * protects this mount). Regular files are what mknod(2) may also make. */
-  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode))
-    return reply_err (req, fsg_fs_deny (fs, req, "mknod", p, name, NULL, EPERM));
-  if ((r = check_entry (fs, req, "mknod", p, name, FALSE, &cs)) < 0)
+  if ((r = check_entry (fs, req, op, p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
-  mode = (mode & S_IFMT) | strip_mode (req, mode & 07777, FALSE);
   g_rw_lock_reader_lock (&fs->ns_lock);
-  r = AS_CALLER (fs, req, mknodat (pfd, name, mode, 0)) < 0 ? -errno : 0;
+  switch (kind)
+    {
+    case MAKE_NODE:
+      made = AS_CALLER (fs, req, mknodat (pfd, name, mode, 0));
+      break;
+    case MAKE_DIR:
+      made = AS_CALLER (fs, req, mkdirat (pfd, name, mode));
+      break;
+    case MAKE_SYMLINK:
+      made = AS_CALLER (fs, req, symlinkat (link, pfd, name));
+      break;
+    }
+  r = made < 0 ? -errno : 0; /* before the unlock, which may touch errno */
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
-  fsg_fs_audit (fs, req, "mknod", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
-  reply_new_entry (fs, req, p, name, "mknod");
+  fsg_fs_audit (fs, req, op, p, name, NULL, NULL, &cs, FALSE, 0, NULL);
+  reply_new_entry (fs, req, p, name, op);
+}
+
+static void
+op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+  /* Device nodes made in the sandbox would be live on the host (nodev only
+   * protects this mount). Regular files are what mknod(2) may also make. */
+  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode))
+    {
+      FsgFs *fs = req_fs (req);
+      return reply_err (req, fsg_fs_deny (fs, req, "mknod", fsg_fs_inode (fs, parent), name, NULL, EPERM));
+    }
+  make_entry (req, parent, name, "mknod", MAKE_NODE,
+              (mode & S_IFMT) | strip_mode (req, mode & 07777, FALSE), NULL);
 }
 
 static void
 op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-  FsgFs *fs = req_fs (req);
-  FsgInode *p = fsg_fs_inode (fs, parent);
-  fsg_autopin FsgPin pin = { 0 };
-  FsgPathState cs;
-  int r, pfd;
-
-  if ((r = check_entry (fs, req, "mkdir", p, name, FALSE, &cs)) < 0)
-    return reply_err (req, r);
-  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
-    return reply_err (req, pfd);
-  mode = strip_mode (req, mode & 07777, TRUE);
-  g_rw_lock_reader_lock (&fs->ns_lock);
-  r = AS_CALLER (fs, req, mkdirat (pfd, name, mode)) < 0 ? -errno : 0;
-  g_rw_lock_reader_unlock (&fs->ns_lock);
-  if (r < 0)
-    return reply_err (req, r);
-  fsg_fs_audit (fs, req, "mkdir", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
-  reply_new_entry (fs, req, p, name, "mkdir");
+  make_entry (req, parent, name, "mkdir", MAKE_DIR, strip_mode (req, mode & 07777, TRUE), NULL);
 }
 
 static void
 op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-  FsgFs *fs = req_fs (req);
-  FsgInode *p = fsg_fs_inode (fs, parent);
-  fsg_autopin FsgPin pin = { 0 };
-  FsgPathState cs;
-  int r, pfd;
-
   /* The target is not checked: the kernel resolves it inside the view, so
    * it passes the policy again whatever it says. */
-  if ((r = check_entry (fs, req, "symlink", p, name, FALSE, &cs)) < 0)
-    return reply_err (req, r);
-  if ((pfd = fsg_pin (&pin, fs, p)) < 0)
-    return reply_err (req, pfd);
-  g_rw_lock_reader_lock (&fs->ns_lock);
-  r = AS_CALLER (fs, req, symlinkat (link, pfd, name)) < 0 ? -errno : 0;
-  g_rw_lock_reader_unlock (&fs->ns_lock);
-  if (r < 0)
-    return reply_err (req, r);
-  fsg_fs_audit (fs, req, "symlink", p, name, NULL, NULL, &cs, FALSE, 0, NULL);
-  reply_new_entry (fs, req, p, name, "symlink");
+  make_entry (req, parent, name, "symlink", MAKE_SYMLINK, 0, link);
 }
 
 /* fs.protected_hardlinks, as the host would apply it to the caller: a
