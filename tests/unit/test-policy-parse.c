@@ -63,6 +63,8 @@ typedef struct
 } ErrorCase;
 
 static const ErrorCase error_cases[] = {
+  { "pattern-ends-in-space", "[filesystem]\ndeny-read = /a /\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'deny-read' in [filesystem]: '/a ' starts or ends with a space" },
   { "unknown-group", "# a policy\n[bogus]\nx = 1\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:2: unknown group [bogus] (known: [policy], [filesystem]" },
   { "unknown-key", "[filesystem]\nreadonly = /\nwriteable = /tmp\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
