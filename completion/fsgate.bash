@@ -58,9 +58,9 @@ _fsgate()
 
     case $command in
         mount)
-            opts+=' --audit-log --audit --xattr --foreground -f --debug -d'
+            opts+=' --audit-log --audit --xattr --foreground -f --debug -d --stats'
             case $prev in
-                --audit-log)
+                --audit-log | --stats)
                     _filedir
                     return
                     ;;

@@ -146,9 +146,32 @@ check_dev_fuse (void)
 }
 
 /* Serve until a signal or the end of the session; returns the exit status. */
-static int
-serve (FsgFs *fs, int ready_fd, gboolean quiet)
+/* The per-operation table of --stats: written when the session is over,
+ * and on SIGUSR1 while it runs (a file is rewritten from the start, so it
+ * always holds one table: the counts since the mount). */
+static void
+write_stats (FsgFs *fs, int fd, gint64 started)
 {
+  FsgFsStats stats;
+  g_autofree char *table = NULL;
+  g_autofree char *text = NULL;
+
+  fsg_fs_get_stats (fs, &stats);
+  table = fsg_fs_stats_format (&stats);
+  text = g_strdup_printf ("fsgate mount: %" G_GUINT64_FORMAT " requests in %.3f s served, %" G_GUINT64_FORMAT
+                          " denied; data path: %s\n%s",
+                          stats.requests, (g_get_monotonic_time () - started) / 1e6, stats.denials,
+                          stats.passthrough ? "kernel passthrough" : "through the daemon", table);
+  if (lseek (fd, 0, SEEK_SET) == 0)
+    (void) !ftruncate (fd, 0);
+  if (fsg_write_all (fd, text, strlen (text)) < 0)
+    g_printerr ("fsgate mount: cannot write --stats: %s\n", g_strerror (errno));
+}
+
+static int
+serve (FsgFs *fs, int ready_fd, gboolean quiet, int stats_fd)
+{
+  gint64 started = g_get_monotonic_time ();
   g_autoptr(GError) error = NULL;
   sigset_t set;
   fsg_autofd int sfd = -1;
@@ -160,6 +183,7 @@ serve (FsgFs *fs, int ready_fd, gboolean quiet)
   sigaddset (&set, SIGINT);
   sigaddset (&set, SIGTERM);
   sigaddset (&set, SIGHUP);
+  sigaddset (&set, SIGUSR1);
   sigprocmask (SIG_BLOCK, &set, NULL);
   sfd = signalfd (-1, &set, SFD_CLOEXEC);
   if (sfd < 0)
@@ -193,9 +217,26 @@ serve (FsgFs *fs, int ready_fd, gboolean quiet)
   pfd[0].events = POLLIN;
   pfd[1].fd = fsg_fs_get_wait_fd (fs);
   pfd[1].events = POLLIN;
-  while (poll (pfd, 2, -1) < 0 && errno == EINTR)
-    ;
+  for (;;)
+    {
+      struct signalfd_siginfo si;
+
+      if (poll (pfd, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (pfd[1].revents != 0)
+        break;
+      if (FSG_RETRY (read (sfd, &si, sizeof si)) != sizeof si || si.ssi_signo != SIGUSR1)
+        break;
+      if (stats_fd >= 0)
+        write_stats (fs, stats_fd, started);
+    }
   fsg_fs_stop (fs);
+  if (stats_fd >= 0)
+    write_stats (fs, stats_fd, started);
   return 0;
 }
 
@@ -209,11 +250,13 @@ fsg_cmd_mount (int argc, char **argv)
   g_autoptr(FsgFs) fs = NULL;
   g_autofree char *audit_log = NULL;
   g_autofree char *audit = NULL;
+  g_autofree char *stats_file = NULL;
   g_autofree char *mountpoint = NULL;
   g_autofree char *description = NULL;
   gboolean foreground = FALSE, debug = FALSE, xattr = FALSE;
   FsgFsOptions fopts = { 0 };
   fsg_autofd int audit_fd = -1;
+  fsg_autofd int stats_fd = -1;
   int status = 0;
   int pipefd[2];
   pid_t pid;
@@ -223,6 +266,8 @@ fsg_cmd_mount (int argc, char **argv)
     { "xattr", 0, 0, G_OPTION_ARG_NONE, &xattr, "Support user.* extended attributes (costs a round trip per write)", NULL },
     { "foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "Stay in the foreground", NULL },
     { "debug", 'd', 0, G_OPTION_ARG_NONE, &debug, "Print every FUSE request (implies -f)", NULL },
+    { "stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
+      "At unmount, write requests per operation and the daemon's time in them to FILE ('-': standard error, with -f)", "FILE" },
     { NULL },
   };
 
@@ -242,6 +287,8 @@ fsg_cmd_mount (int argc, char **argv)
     return usage_error (ctx, "--audit must be 'denied' or 'all', not '%s'", audit);
   if (debug)
     foreground = TRUE;
+  if (stats_file != NULL && strcmp (stats_file, "-") == 0 && !foreground)
+    return usage_error (ctx, "--stats - needs -f: in the background, standard error is closed");
 
   policy = fsg_policy_options_build (popts, &error);
   if (policy == NULL)
@@ -266,10 +313,21 @@ fsg_cmd_mount (int argc, char **argv)
         }
     }
 
+  if (stats_file != NULL && strcmp (stats_file, "-") == 0)
+    stats_fd = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  else if (stats_file != NULL)
+    stats_fd = open (stats_file, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  if (stats_file != NULL && stats_fd < 0)
+    {
+      g_printerr ("fsgate mount: cannot open --stats file '%s': %s\n", stats_file, g_strerror (errno));
+      return FSG_EXIT_SETUP;
+    }
+
   fopts.audit_level = (audit != NULL && strcmp (audit, "all") == 0) ? FSG_AUDIT_ALL : FSG_AUDIT_DENIED;
   fopts.audit_fd = audit_fd;
   fopts.debug = debug;
   fopts.user_xattrs = xattr;
+  fopts.op_timing = stats_fd >= 0;
   fs = fsg_fs_new (policy, &fopts, &error);
   if (fs == NULL)
     {
@@ -284,7 +342,7 @@ fsg_cmd_mount (int argc, char **argv)
     }
 
   if (foreground)
-    return serve (fs, -1, FALSE);
+    return serve (fs, -1, FALSE, stats_fd);
 
   /* Fork before any thread exists; the child serves. */
   if (pipe2 (pipefd, O_CLOEXEC) < 0)
@@ -302,7 +360,7 @@ fsg_cmd_mount (int argc, char **argv)
     {
       close (pipefd[0]);
       setsid ();
-      status = serve (fs, pipefd[1], TRUE);
+      status = serve (fs, pipefd[1], TRUE, stats_fd);
       g_clear_pointer (&fs, fsg_fs_free);
       _exit (status);
     }

@@ -124,10 +124,10 @@ struct _FsgFs
   FsgInode *root;
 
   /* Counters, updated atomically. */
-  guint64 requests;
   guint64 denials;
-  guint64 read_requests;
-  guint64 write_requests;
+  guint64 op_requests[FSG_FS_N_OPS];
+  guint64 op_ns[FSG_FS_N_OPS];
+  gboolean op_timing;       /* FsgFsOptions.op_timing: fill op_ns */
 
   /* Kernel passthrough (passthrough.c). pt_want: allowed and supported,
    * decided before mounting; pt_offered: the kernel's INIT offered it;

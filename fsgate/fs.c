@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -199,6 +200,7 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
       fs->debug = options->debug;
       fs->user_xattrs = options->user_xattrs;
       fs->fd_budget = options->fd_budget;
+      fs->op_timing = options->op_timing;
       for (guint i = 0; options->stub_dirs != NULL && options->stub_dirs[i] != NULL; i++)
         if (!add_stub (fs, options->stub_dirs[i], error))
           return NULL;
@@ -508,10 +510,13 @@ fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
 {
   FsgFsStats st = { 0 };
 
-  st.requests = __atomic_load_n (&fs->requests, __ATOMIC_RELAXED);
   st.denials = __atomic_load_n (&fs->denials, __ATOMIC_RELAXED);
-  st.read_requests = __atomic_load_n (&fs->read_requests, __ATOMIC_RELAXED);
-  st.write_requests = __atomic_load_n (&fs->write_requests, __ATOMIC_RELAXED);
+  for (guint i = 0; i < FSG_FS_N_OPS; i++)
+    {
+      st.op_requests[i] = __atomic_load_n (&fs->op_requests[i], __ATOMIC_RELAXED);
+      st.op_ns[i] = __atomic_load_n (&fs->op_ns[i], __ATOMIC_RELAXED);
+      st.requests += st.op_requests[i];
+    }
   st.passthrough = fs->passthrough;
   g_mutex_lock (&fs->pt_lock);
   st.passthrough_opens = fs->pt_opens;
@@ -524,4 +529,96 @@ fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
   st.fd_evictions = fs->n_evictions;
   g_mutex_unlock (&fs->lock);
   *out_stats = st;
+}
+
+static const char *const op_names[FSG_FS_N_OPS] = {
+  [FSG_FS_OP_LOOKUP] = "LOOKUP",
+  [FSG_FS_OP_FORGET] = "FORGET",
+  [FSG_FS_OP_GETATTR] = "GETATTR",
+  [FSG_FS_OP_SETATTR] = "SETATTR",
+  [FSG_FS_OP_READLINK] = "READLINK",
+  [FSG_FS_OP_MKNOD] = "MKNOD",
+  [FSG_FS_OP_MKDIR] = "MKDIR",
+  [FSG_FS_OP_UNLINK] = "UNLINK",
+  [FSG_FS_OP_RMDIR] = "RMDIR",
+  [FSG_FS_OP_SYMLINK] = "SYMLINK",
+  [FSG_FS_OP_RENAME] = "RENAME",
+  [FSG_FS_OP_LINK] = "LINK",
+  [FSG_FS_OP_OPEN] = "OPEN",
+  [FSG_FS_OP_CREATE] = "CREATE",
+  [FSG_FS_OP_READ] = "READ",
+  [FSG_FS_OP_WRITE] = "WRITE",
+  [FSG_FS_OP_FLUSH] = "FLUSH",
+  [FSG_FS_OP_RELEASE] = "RELEASE",
+  [FSG_FS_OP_FSYNC] = "FSYNC",
+  [FSG_FS_OP_OPENDIR] = "OPENDIR",
+  [FSG_FS_OP_READDIR] = "READDIR",
+  [FSG_FS_OP_READDIRPLUS] = "READDIRPLUS",
+  [FSG_FS_OP_RELEASEDIR] = "RELEASEDIR",
+  [FSG_FS_OP_FSYNCDIR] = "FSYNCDIR",
+  [FSG_FS_OP_STATFS] = "STATFS",
+  [FSG_FS_OP_GETXATTR] = "GETXATTR",
+  [FSG_FS_OP_LISTXATTR] = "LISTXATTR",
+  [FSG_FS_OP_SETXATTR] = "SETXATTR",
+  [FSG_FS_OP_REMOVEXATTR] = "REMOVEXATTR",
+  [FSG_FS_OP_ACCESS] = "ACCESS",
+  [FSG_FS_OP_FALLOCATE] = "FALLOCATE",
+  [FSG_FS_OP_LSEEK] = "LSEEK",
+  [FSG_FS_OP_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
+};
+
+const char *
+fsg_fs_op_name (FsgFsOp op)
+{
+  return (guint) op < FSG_FS_N_OPS ? op_names[op] : "?";
+}
+
+typedef struct
+{
+  guint op;
+  guint64 requests;
+} OpCount;
+
+static int
+cmp_busiest (const void *a, const void *b)
+{
+  const OpCount *x = a, *y = b;
+
+  if (x->requests != y->requests)
+    return x->requests > y->requests ? -1 : 1;
+  return x->op < y->op ? -1 : x->op > y->op;
+}
+
+char *
+fsg_fs_stats_format (const FsgFsStats *stats)
+{
+  GString *out = g_string_new (NULL);
+  OpCount order[FSG_FS_N_OPS];
+  guint n = 0;
+  guint64 total = 0, total_ns = 0;
+
+  for (guint i = 0; i < FSG_FS_N_OPS; i++)
+    if (stats->op_requests[i] > 0)
+      {
+        order[n].op = i;
+        order[n++].requests = stats->op_requests[i];
+        total += stats->op_requests[i];
+        total_ns += stats->op_ns[i];
+      }
+  qsort (order, n, sizeof order[0], cmp_busiest);
+  /* Without FsgFsOptions.op_timing there are counts only. */
+  g_string_append_printf (out, "%-16s %12s %14s %10s\n", "operation", "requests", "daemon CPU ms", "mean us");
+  for (guint k = 0; k <= n; k++)
+    {
+      const char *name = k < n ? op_names[order[k].op] : "total";
+      guint64 req = k < n ? stats->op_requests[order[k].op] : total;
+      guint64 ns = k < n ? stats->op_ns[order[k].op] : total_ns;
+
+      if (total_ns == 0)
+        g_string_append_printf (out, "%-16s %12" G_GUINT64_FORMAT " %14s %10s\n", name, req, "-", "-");
+      else
+        g_string_append_printf (out, "%-16s %12" G_GUINT64_FORMAT " %14.1f %10.2f\n", name, req, ns / 1e6,
+                                req > 0 ? ns / 1e3 / (double) req : 0.0);
+    }
+  return g_string_free (out, FALSE);
 }

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RENAME_NOREPLACE
@@ -44,10 +46,7 @@
 static inline FsgFs *
 req_fs (fuse_req_t req)
 {
-  FsgFs *fs = fuse_req_userdata (req);
-
-  __atomic_fetch_add (&fs->requests, 1, __ATOMIC_RELAXED);
-  return fs;
+  return fuse_req_userdata (req);
 }
 
 static inline void
@@ -736,14 +735,43 @@ host_open_flags (FsgFs *fs, int flags)
   return flags | O_CLOEXEC;
 }
 
+/* Whether close() of @fd can never fail on its host file system: true for
+ * the local ones, which have no flush method (ext4, xfs, btrfs, tmpfs,
+ * ramfs) or only forward it to such a layer (overlayfs). NFS, SMB, FUSE and
+ * anything unknown can report a delayed write error at close. */
+static gboolean
+host_close_is_silent (int fd)
+{
+  struct statfs sfs;
+
+  if (fstatfs (fd, &sfs) != 0)
+    return FALSE;
+  switch ((unsigned long) sfs.f_type)
+    {
+    case EXT4_SUPER_MAGIC:
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case RAMFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
 static void
-set_open_flags (FsgFs *fs, const FsgPathState *s, struct fuse_file_info *fi)
+set_open_flags (FsgFs *fs, const FsgPathState *s, int fd, struct fuse_file_info *fi)
 {
   /* Keep the page cache across opens. Read-only trees do not change
    * through the view; for writable ones FUSE_CAP_AUTO_INVAL_DATA drops
    * cached pages when the host's mtime or size changes. */
   fi->keep_cache = 1;
-  if ((fi->flags & O_ACCMODE) == O_RDONLY && !fs->writeback)
+  /* No FLUSH round trip at close() when op_flush could only answer 0: the
+   * file was opened read-only, or its host file system cannot fail a
+   * close. The kernel ignores noflush with the writeback cache, which
+   * writes dirty pages back at flush. */
+  if (!fs->writeback && ((fi->flags & O_ACCMODE) == O_RDONLY || host_close_is_silent (fd)))
     fi->noflush = 1;
 }
 
@@ -782,7 +810,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
    * op_release): fstat/fchmod of an open, unlinked file keep working. */
   (void) fsg_inode_pin (fs, inode);
   fi->fh = fd;
-  set_open_flags (fs, &s, fi);
+  set_open_flags (fs, &s, fd, fi);
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
   if (fs->passthrough)
@@ -833,7 +861,7 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
     }
   fi->fh = fd;
   (void) fsg_inode_pin (fs, fsg_fs_inode (fs, e.ino)); /* until op_release */
-  set_open_flags (fs, &cs, fi);
+  set_open_flags (fs, &cs, fd, fi);
   fsg_fs_audit (fs, req, "create", p, name, NULL, NULL, &cs, FALSE, 0, mode_string (fi->flags));
   if (fs->passthrough)
     (void) fsg_passthrough_open (fs, fsg_fs_inode (fs, e.ino), fd);
@@ -850,9 +878,9 @@ static void
 op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
   struct fuse_bufvec buf = FUSE_BUFVEC_INIT (size);
-  FsgFs *fs = req_fs (req);
 
-  __atomic_fetch_add (&fs->read_requests, 1, __ATOMIC_RELAXED);
+  (void) req_fs (req);
+
   buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   buf.buf[0].fd = fi->fh;
   buf.buf[0].pos = off;
@@ -865,9 +893,8 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
 {
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
   ssize_t n;
-  FsgFs *fs = req_fs (req);
 
-  __atomic_fetch_add (&fs->write_requests, 1, __ATOMIC_RELAXED);
+  (void) req_fs (req);
   out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   out.buf[0].fd = fi->fh;
   out.buf[0].pos = off;
@@ -1400,40 +1427,126 @@ op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
   reply_err (req, removexattr (proc, name) == 0 ? 0 : -errno);
 }
 
+/* Every handler runs inside a wrapper that counts the request, and with
+ * FsgFsOptions.op_timing also the CPU time of the thread that served it
+ * (the handler and its reply; not the time spent preempted by the caller
+ * the reply woke). The CPU clock is a system call (~0.5 us here), so it is
+ * read only when asked for. @req is not touched after the handler: the
+ * reply freed it. */
+static inline guint64
+op_clock (FsgFs *fs)
+{
+  struct timespec ts;
+
+  if (!fs->op_timing)
+    return 0;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (guint64) ts.tv_sec * G_GUINT64_CONSTANT (1000000000) + (guint64) ts.tv_nsec;
+}
+
+static inline void
+op_account (FsgFs *fs, FsgFsOp op, guint64 start)
+{
+  __atomic_fetch_add (&fs->op_requests[op], 1, __ATOMIC_RELAXED);
+  if (fs->op_timing)
+    __atomic_fetch_add (&fs->op_ns[op], op_clock (fs) - start, __ATOMIC_RELAXED);
+}
+
+#define TIMED(OP, handler, PARAMS, ARGS)                          \
+  static void timed_##handler PARAMS                               \
+  {                                                                \
+    FsgFs *fs_ = fuse_req_userdata (req);                          \
+    guint64 start_ = op_clock (fs_);                               \
+    handler ARGS;                                                  \
+    op_account (fs_, OP, start_);                                  \
+  }
+
+typedef struct fuse_file_info FileInfo;
+
+TIMED (FSG_FS_OP_LOOKUP, op_lookup, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
+TIMED (FSG_FS_OP_FORGET, op_forget, (fuse_req_t req, fuse_ino_t i, uint64_t n), (req, i, n))
+TIMED (FSG_FS_OP_FORGET, op_forget_multi, (fuse_req_t req, size_t c, struct fuse_forget_data *f), (req, c, f))
+TIMED (FSG_FS_OP_GETATTR, op_getattr, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
+TIMED (FSG_FS_OP_SETATTR, op_setattr, (fuse_req_t req, fuse_ino_t i, struct stat *a, int v, FileInfo *fi),
+       (req, i, a, v, fi))
+TIMED (FSG_FS_OP_READLINK, op_readlink, (fuse_req_t req, fuse_ino_t i), (req, i))
+TIMED (FSG_FS_OP_MKNOD, op_mknod, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, dev_t d),
+       (req, p, n, m, d))
+TIMED (FSG_FS_OP_MKDIR, op_mkdir, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m), (req, p, n, m))
+TIMED (FSG_FS_OP_UNLINK, op_unlink, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
+TIMED (FSG_FS_OP_RMDIR, op_rmdir, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
+TIMED (FSG_FS_OP_SYMLINK, op_symlink, (fuse_req_t req, const char *l, fuse_ino_t p, const char *n),
+       (req, l, p, n))
+TIMED (FSG_FS_OP_RENAME, op_rename,
+       (fuse_req_t req, fuse_ino_t p, const char *n, fuse_ino_t np, const char *nn, unsigned int f),
+       (req, p, n, np, nn, f))
+TIMED (FSG_FS_OP_LINK, op_link, (fuse_req_t req, fuse_ino_t i, fuse_ino_t np, const char *nn), (req, i, np, nn))
+TIMED (FSG_FS_OP_OPEN, op_open, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
+TIMED (FSG_FS_OP_CREATE, op_create, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, FileInfo *fi),
+       (req, p, n, m, fi))
+TIMED (FSG_FS_OP_READ, op_read, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FileInfo *fi),
+       (req, i, s, o, fi))
+TIMED (FSG_FS_OP_WRITE, op_write_buf, (fuse_req_t req, fuse_ino_t i, struct fuse_bufvec *b, off_t o, FileInfo *fi),
+       (req, i, b, o, fi))
+TIMED (FSG_FS_OP_FLUSH, op_flush, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
+TIMED (FSG_FS_OP_RELEASE, op_release, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
+TIMED (FSG_FS_OP_FSYNC, op_fsync, (fuse_req_t req, fuse_ino_t i, int d, FileInfo *fi), (req, i, d, fi))
+TIMED (FSG_FS_OP_OPENDIR, op_opendir, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
+TIMED (FSG_FS_OP_READDIR, op_readdir, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FileInfo *fi),
+       (req, i, s, o, fi))
+TIMED (FSG_FS_OP_READDIRPLUS, op_readdirplus, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FileInfo *fi),
+       (req, i, s, o, fi))
+TIMED (FSG_FS_OP_RELEASEDIR, op_releasedir, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
+TIMED (FSG_FS_OP_FSYNCDIR, op_fsyncdir, (fuse_req_t req, fuse_ino_t i, int d, FileInfo *fi), (req, i, d, fi))
+TIMED (FSG_FS_OP_STATFS, op_statfs, (fuse_req_t req, fuse_ino_t i), (req, i))
+TIMED (FSG_FS_OP_GETXATTR, op_getxattr, (fuse_req_t req, fuse_ino_t i, const char *n, size_t s), (req, i, n, s))
+TIMED (FSG_FS_OP_LISTXATTR, op_listxattr, (fuse_req_t req, fuse_ino_t i, size_t s), (req, i, s))
+TIMED (FSG_FS_OP_SETXATTR, op_setxattr,
+       (fuse_req_t req, fuse_ino_t i, const char *n, const char *v, size_t s, int f), (req, i, n, v, s, f))
+TIMED (FSG_FS_OP_REMOVEXATTR, op_removexattr, (fuse_req_t req, fuse_ino_t i, const char *n), (req, i, n))
+TIMED (FSG_FS_OP_ACCESS, op_access, (fuse_req_t req, fuse_ino_t i, int m), (req, i, m))
+TIMED (FSG_FS_OP_FALLOCATE, op_fallocate, (fuse_req_t req, fuse_ino_t i, int m, off_t o, off_t l, FileInfo *fi),
+       (req, i, m, o, l, fi))
+TIMED (FSG_FS_OP_LSEEK, op_lseek, (fuse_req_t req, fuse_ino_t i, off_t o, int w, FileInfo *fi), (req, i, o, w, fi))
+TIMED (FSG_FS_OP_COPY_FILE_RANGE, op_copy_file_range,
+       (fuse_req_t req, fuse_ino_t ii, off_t oi, FileInfo *fi_in, fuse_ino_t io, off_t oo, FileInfo *fi_out,
+        size_t l, int f),
+       (req, ii, oi, fi_in, io, oo, fi_out, l, f))
+
 const struct fuse_lowlevel_ops fsg_fs_ops = {
   .init = op_init,
-  .lookup = op_lookup,
-  .forget = op_forget,
-  .forget_multi = op_forget_multi,
-  .getattr = op_getattr,
-  .setattr = op_setattr,
-  .readlink = op_readlink,
-  .mknod = op_mknod,
-  .mkdir = op_mkdir,
-  .unlink = op_unlink,
-  .rmdir = op_rmdir,
-  .symlink = op_symlink,
-  .rename = op_rename,
-  .link = op_link,
-  .open = op_open,
-  .create = op_create,
-  .read = op_read,
-  .write_buf = op_write_buf,
-  .flush = op_flush,
-  .release = op_release,
-  .fsync = op_fsync,
-  .opendir = op_opendir,
-  .readdir = op_readdir,
-  .readdirplus = op_readdirplus,
-  .releasedir = op_releasedir,
-  .fsyncdir = op_fsyncdir,
-  .statfs = op_statfs,
-  .getxattr = op_getxattr,
-  .listxattr = op_listxattr,
-  .setxattr = op_setxattr,
-  .removexattr = op_removexattr,
-  .access = op_access,
-  .fallocate = op_fallocate,
-  .lseek = op_lseek,
-  .copy_file_range = op_copy_file_range,
+  .lookup = timed_op_lookup,
+  .forget = timed_op_forget,
+  .forget_multi = timed_op_forget_multi,
+  .getattr = timed_op_getattr,
+  .setattr = timed_op_setattr,
+  .readlink = timed_op_readlink,
+  .mknod = timed_op_mknod,
+  .mkdir = timed_op_mkdir,
+  .unlink = timed_op_unlink,
+  .rmdir = timed_op_rmdir,
+  .symlink = timed_op_symlink,
+  .rename = timed_op_rename,
+  .link = timed_op_link,
+  .open = timed_op_open,
+  .create = timed_op_create,
+  .read = timed_op_read,
+  .write_buf = timed_op_write_buf,
+  .flush = timed_op_flush,
+  .release = timed_op_release,
+  .fsync = timed_op_fsync,
+  .opendir = timed_op_opendir,
+  .readdir = timed_op_readdir,
+  .readdirplus = timed_op_readdirplus,
+  .releasedir = timed_op_releasedir,
+  .fsyncdir = timed_op_fsyncdir,
+  .statfs = timed_op_statfs,
+  .getxattr = timed_op_getxattr,
+  .listxattr = timed_op_listxattr,
+  .setxattr = timed_op_setxattr,
+  .removexattr = timed_op_removexattr,
+  .access = timed_op_access,
+  .fallocate = timed_op_fallocate,
+  .lseek = timed_op_lseek,
+  .copy_file_range = timed_op_copy_file_range,
 };
