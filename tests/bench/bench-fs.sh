@@ -5,6 +5,9 @@
 #   native          the host directory itself
 #   passthrough_ll  libfuse's own low-level example, built now from the
 #                   source Debian ships in libfuse3-dev (no copy is kept)
+#   passthrough_ll -o default_permissions  (column "ll+dp")
+#                   the same with the kernel's permission checks, which
+#                   fsgate needs and plain passthrough_ll does not do
 #   fsgate          `fsgate mount` enforcing a 50-rule policy whose rules do
 #                   not match the workload (roots + deny-read/deny-write globs)
 #   bwrap           (with --bwrap) the workload inside `bwrap --bind DIR DIR`
@@ -19,8 +22,9 @@
 #   --bwrap         add a bwrap column (bwrap --bind DIR DIR running the work)
 #   --no-runner     skip the fsgate-run startup/build comparison
 #   --no-fio        use the python3 random-read tool even if fio is installed
-#   --count         also count FUSE requests per workload (fsgate -d and
-#                   passthrough_ll -d logs; slower, not timed)
+#   --count         also count FUSE requests per workload (passthrough_ll's
+#                   -d log; fsgate's --stats, with the daemon's CPU time per
+#                   operation; slower, not timed)
 #   --quick         --runs 1 --size-mib 256 (a smoke test of the script)
 # Run as root for cold-cache numbers (echo 3 > /proc/sys/vm/drop_caches);
 # otherwise "cold" is reported as not dropped. Registered as a meson
@@ -119,8 +123,9 @@ chmod 755 "$BASE"
 DATA=$BASE/data          # the host directory all targets work on
 GEN=$BASE/gen            # inputs made once (tarballs, tools)
 MNT_LL=$BASE/mnt-ll
+MNT_LLDP=$BASE/mnt-lldp
 MNT_FSG=$BASE/mnt-fsg
-mkdir -p "$DATA" "$GEN" "$MNT_LL" "$MNT_FSG"
+mkdir -p "$DATA" "$GEN" "$MNT_LL" "$MNT_LLDP" "$MNT_FSG"
 
 # ---- Helpers -----------------------------------------------------------------
 
@@ -165,10 +170,11 @@ if [ "$FD_HARD" != unlimited ] && [ $(( N_WANT + 2500 )) -gt "$FD_HARD" ]; then
   FD_NOTE="reduced from 20,000 to $N_WANT files: RLIMIT_NOFILE hard limit is $FD_HARD and passthrough_ll holds one fd per cached inode (20,000 fails with EMFILE in tar on it; fsgate has an fd budget)"
   note "small-file tree $FD_NOTE"
 fi
-"$PY" - "$GEN/tree" "$(( N_WANT / 200 ))" <<'EOF'
+# mktree DIR NDIRS SEED: NDIRS directories of 200 files of 64-4096 random bytes.
+cat > "$GEN/mktree.py" <<'EOF'
 import os, random, sys
 root = sys.argv[1]
-rnd = random.Random(42)
+rnd = random.Random(int(sys.argv[3]))
 for d in range(int(sys.argv[2])):
     dd = os.path.join(root, "d%03d" % d)
     os.makedirs(dd)
@@ -176,8 +182,16 @@ for d in range(int(sys.argv[2])):
         with open(os.path.join(dd, "f%03d.txt" % f), "wb") as fp:
             fp.write(rnd.randbytes(rnd.randint(64, 4096)))
 EOF
+"$PY" "$GEN/mktree.py" "$GEN/tree" "$(( N_WANT / 200 ))" 42
 tar -C "$GEN/tree" -cf "$GEN/small.tar" .
 rm -rf "$GEN/tree"
+# When the tree was reduced, a 20,000-file tree too, for one more untar on
+# every target: passthrough_ll is expected to fail it (reported, not hidden).
+if [ "$N_WANT" -lt 20000 ]; then
+  "$PY" "$GEN/mktree.py" "$GEN/tree" 100 7
+  tar -C "$GEN/tree" -cf "$GEN/big.tar" .
+  rm -rf "$GEN/tree"
+fi
 N_SMALL=$(tar -tf "$GEN/small.tar" | grep -vc '/$')
 SRC_FILES=$(find "$DATA/src" -type f | wc -l)
 
@@ -245,6 +259,12 @@ start_ll () { # [extra args]
   PIDS+=("$LL_PID"); MOUNTS+=("$MNT_LL")
   wait_mount "$MNT_LL" "$LL_PID" || die "passthrough_ll did not mount: $(tail -3 "$GEN/ll.log")"
 }
+start_lldp () {
+  "$LL_BIN" -f -o default_permissions -o source="$DATA" "$MNT_LLDP" 2>"$GEN/lldp.log" &
+  LLDP_PID=$!
+  PIDS+=("$LLDP_PID"); MOUNTS+=("$MNT_LLDP")
+  wait_mount "$MNT_LLDP" "$LLDP_PID" || die "passthrough_ll -o default_permissions did not mount: $(tail -3 "$GEN/lldp.log")"
+}
 start_fsg () { # [extra args]
   "$FSGATE" mount "${POLICY[@]}" --audit-log "$GEN/audit.jsonl" "$@" -f "$MNT_FSG" 2>"$GEN/fsg.log" &
   FSG_PID=$!
@@ -260,6 +280,7 @@ stop_mount () { # MOUNTPOINT PID
 }
 
 start_ll
+start_lldp
 start_fsg
 
 # ---- Workloads ---------------------------------------------------------------
@@ -300,6 +321,19 @@ w_untar () {
   tar -xf "$GEN/small.tar" -C "$1/tree-$2"
   elapsed "$t"
 }
+# The 20,000-file untar: seconds, or EMFILE when the daemon ran out of fds.
+w_untar_big () {
+  local t rc=0
+  mkdir -p "$1/big-$2"
+  t=$(now_ns)
+  tar -xf "$GEN/big.tar" -C "$1/big-$2" 2>"$GEN/untar-big-$2.err" || rc=$?
+  if [ $rc = 0 ]; then elapsed "$t"
+  elif grep -q 'Too many open files' "$GEN/untar-big-$2.err"; then echo EMFILE
+  else echo tar-failed; fi
+  # after EMFILE the daemon may not manage the removal either (measure()
+  # removes the rest on the host)
+  rm -rf "$1/big-$2" 2>/dev/null || true
+}
 w_walk () {
   local t
   t=$(now_ns)
@@ -320,12 +354,13 @@ w_grep () {
 }
 
 # Targets: name, path the data is at, and how commands run.
-TARGETS=(native ll fsgate)
+TARGETS=(native ll lldp fsgate)
 if [ -n "${BENCH_ONLY:-}" ]; then read -r -a TARGETS <<< "$BENCH_ONLY"; fi  # debugging aid
-declare -A TPATH=([native]=$DATA [ll]=$MNT_LL [fsgate]=$FSG_PATH [bwrap]=$DATA)
+declare -A TPATH=([native]=$DATA [ll]=$MNT_LL [lldp]=$MNT_LLDP [fsgate]=$FSG_PATH [bwrap]=$DATA)
 if [ $WITH_BWRAP = 1 ]; then TARGETS+=(bwrap); fi
 
-BWRAP_ARGS=(--ro-bind / / --bind "$DATA" "$DATA" --bind "$GEN" "$GEN" --dev /dev --proc /proc
+# /dev and /proc first: the data may live below /dev/shm (--dir /dev/shm).
+BWRAP_ARGS=(--ro-bind / / --dev /dev --proc /proc --bind "$DATA" "$DATA" --bind "$GEN" "$GEN"
             --unshare-pid --unshare-ipc --unshare-uts --die-with-parent)
 # run TARGET FUNCTION: run a workload function for a target, print seconds.
 run () {
@@ -341,15 +376,22 @@ run () {
 }
 
 declare -A RES=()    # "workload|target" -> list of seconds
+declare -A FAILED=() # "workload|target" -> why it failed (w_untar_big only)
 # measure WORKLOAD TARGET FUNCTION: run it, check it printed seconds, record.
 measure () {
   local v
   v=$(run "$2" "$3")
+  if [ "$3" = w_untar_big ] && [[ $v =~ ^(EMFILE|tar-failed)$ ]]; then
+    FAILED[$1|$2]=$v
+    rm -rf "${DATA:?}/big-$2"
+    return
+  fi
   [[ $v =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "$1 on $2 printed '$v', not seconds"
   RES[$1|$2]+="$v "
 }
 
 WORKLOADS=(seq_write seq_read_cold seq_read_warm rand_read meta untar walk_cold walk_warm rmrf grep_cold grep_warm)
+if [ -f "$GEN/big.tar" ]; then WORKLOADS+=(untar_big); fi
 declare -A LABEL=(
   [seq_write]="sequential write ${SIZE_MIB} MiB (dd bs=1M)"
   [seq_read_cold]="sequential read ${SIZE_MIB} MiB, cold"
@@ -362,6 +404,7 @@ declare -A LABEL=(
   [rmrf]="rm -rf ${N_SMALL} files"
   [grep_cold]="grep -r /usr/include copy (${SRC_FILES} files), cold"
   [grep_warm]="grep -r /usr/include copy (${SRC_FILES} files), warm"
+  [untar_big]="untar 20000 small files"
 )
 
 for r in $(seq "$RUNS"); do
@@ -388,12 +431,23 @@ for r in $(seq "$RUNS"); do
     drop_caches
     measure grep_cold "$tgt" w_grep
     measure grep_warm "$tgt" w_grep
+    if [ -f "$GEN/big.tar" ]; then
+      drop_caches
+      measure untar_big "$tgt" w_untar_big
+    fi
   done
 done
 
 # ---- Report ------------------------------------------------------------------
 
 med () { echo "${RES[$1|$2]:-}" | tr ' ' '\n' | grep . | median; }
+# cell WORKLOAD TARGET: the median, formatted, or why the target failed.
+cell () { if [ -n "${FAILED[$1|$2]:-}" ]; then echo "fails (${FAILED[$1|$2]})"; else fmt "$(med "$1" "$2")"; fi; }
+# rcell WORKLOAD TARGET BASE: TARGET / BASE, or n/a when either failed.
+rcell () {
+  if [ -n "${FAILED[$1|$2]:-}" ] || [ -n "${FAILED[$1|$3]:-}" ]; then echo n/a
+  else ratio "$(med "$1" "$2")" "$(med "$1" "$3")"; fi
+}
 ratio () { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 fmt () { awk -v v="$1" 'BEGIN { if (v >= 10) printf "%.1f", v; else if (v >= 1) printf "%.2f", v; else printf "%.3f", v }'; }
 
@@ -403,21 +457,21 @@ echo "## fsgate file-system benchmark"
 echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)); $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
 echo "- file system under test: $FS_TYPE ($(df -P "$DATA" | awk 'NR == 2 { print $1 }')), directory $BASE_PARENT"
-echo "- libfuse $(pkg-config --modversion fuse3); passthrough_ll built from $LL_SRC with its defaults (cache=auto: 1 s timeouts, no writeback, no keep_cache)"
+echo "- libfuse $(pkg-config --modversion fuse3); passthrough_ll built from $LL_SRC with its defaults (cache=auto: 1 s timeouts, no writeback, no keep_cache); ll+dp is the same with -o default_permissions"
 echo "- fsgate: $("$FSGATE" --version 2>/dev/null | head -1 || echo fsgate) with $N_RULES policy rules ($(printf '%s ' "${POLICY[@]:0:10}" | sed "s|$BASE|\$DIR|g")...)"
 [ -z "${FD_NOTE:-}" ] || echo "- small-file tree $FD_NOTE"
 echo "- cold = after sync + echo 3 > /proc/sys/vm/drop_caches$( [ $CAN_DROP = 1 ] || echo ' (NOT dropped: not root)'); warm = repeated at once"
 echo "- median of $RUNS runs, seconds (lower is better); ratios > 1 mean fsgate is slower"
 echo
-hdr="| workload | native | passthrough_ll | fsgate | fsgate/native | fsgate/passthrough_ll |"
-sep="|---|---:|---:|---:|---:|---:|"
+hdr="| workload | native | passthrough_ll | ll+dp | fsgate | fsgate/native | fsgate/passthrough_ll | fsgate/ll+dp |"
+sep="|---|---:|---:|---:|---:|---:|---:|---:|"
 if [ $WITH_BWRAP = 1 ]; then hdr="$hdr bwrap | bwrap/native |"; sep="$sep---:|---:|"; fi
 echo "$hdr"
 echo "$sep"
 for w in "${WORKLOADS[@]}"; do
-  n=$(med "$w" native); l=$(med "$w" ll); f=$(med "$w" fsgate)
-  line="| ${LABEL[$w]} | $(fmt "$n") | $(fmt "$l") | $(fmt "$f") | $(ratio "$f" "$n") | $(ratio "$f" "$l") |"
-  if [ $WITH_BWRAP = 1 ]; then b=$(med "$w" bwrap); line="$line $(fmt "$b") | $(ratio "$b" "$n") |"; fi
+  line="| ${LABEL[$w]} | $(cell "$w" native) | $(cell "$w" ll) | $(cell "$w" lldp) | $(cell "$w" fsgate) |"
+  line="$line $(rcell "$w" fsgate native) | $(rcell "$w" fsgate ll) | $(rcell "$w" fsgate lldp) |"
+  if [ $WITH_BWRAP = 1 ]; then line="$line $(cell "$w" bwrap) | $(rcell "$w" bwrap native) |"; fi
   echo "$line"
 done
 echo
@@ -432,7 +486,7 @@ echo "| ${LABEL[rand_read]} | $(awk -v s="$RR_COUNT" -v t="$(med rand_read nativ
 echo
 echo "Raw seconds per run:"
 for w in "${WORKLOADS[@]}"; do
-  for tgt in "${TARGETS[@]}"; do echo "  $w $tgt: ${RES[$w|$tgt]}"; done
+  for tgt in "${TARGETS[@]}"; do echo "  $w $tgt: ${RES[$w|$tgt]:-}${FAILED[$w|$tgt]:-}"; done
 done
 
 DENIALS=$(grep -c . "$GEN/audit.jsonl" 2>/dev/null || true)
@@ -443,24 +497,37 @@ echo "fsgate audit events during the run: ${DENIALS:-0} (expected 0: no rule mat
 
 if [ $COUNT = 1 ]; then
   stop_mount "$MNT_LL" "$LL_PID"
+  stop_mount "$MNT_LLDP" "$LLDP_PID"
   stop_mount "$MNT_FSG" "$FSG_PID"
+  # stats_delta BEFORE AFTER: the workload's part of two `fsgate mount
+  # --stats` tables: "N total: OP n (CPU us/request), ...".
+  stats_delta () {
+    awk 'FNR <= 2 || $1 == "total" { next }
+         NR == FNR { r[$1] = $2; ms[$1] = $3; next }
+         { d = $2 - r[$1]; if (d <= 0) next; n += d; c = ($3 - ms[$1]) * 1000 / d
+           out = out sprintf(" %s %d (%.1f us)", $1, d, c) }
+         END { printf "%d total:%s\n", n, out }' "$1" "$2"
+  }
   count_ops () { # LOGFILE -> "N total: OP n, OP n, ..."
     grep -a -o 'opcode: [A-Z_]*' "$1" | awk '{ c[$2]++; n++ } END { printf "%d total:", n; for (k in c) printf " %s %d", k, c[k]; print "" }'
   }
   echo
-  echo "FUSE requests per workload (one run each, from the daemons' -d logs):"
-  for w in seq_write seq_read_cold seq_read_warm rand_read meta untar walk_cold walk_warm rmrf grep_cold grep_warm; do
-    for tgt in ll fsgate; do
-      if [ $tgt = ll ]; then
-        "$LL_BIN" -d -o source="$DATA" "$MNT_LL" 2>"$GEN/count.log" &
-        pid=$!; PIDS+=("$pid"); wait_mount "$MNT_LL" "$pid" || die "passthrough_ll -d did not mount"
-        m=$MNT_LL
-      else
-        "$FSGATE" mount "${POLICY[@]}" -d "$MNT_FSG" 2>"$GEN/count.log" &
-        pid=$!; PIDS+=("$pid"); wait_mount "$MNT_FSG" "$pid" || die "fsgate -d did not mount"
-        m=$MNT_FSG
-      fi
-      TPATH[$tgt]=$( [ $tgt = ll ] && echo "$MNT_LL" || echo "$FSG_PATH" )
+  echo "FUSE requests per workload (one run each; passthrough_ll from its -d log,"
+  echo "fsgate from --stats with the daemon's CPU time per operation):"
+  for w in "${WORKLOADS[@]}"; do
+    for tgt in ll lldp fsgate; do
+      case $tgt in
+        ll|lldp)
+          m=$( [ $tgt = ll ] && echo "$MNT_LL" || echo "$MNT_LLDP" )
+          extra=(); [ $tgt = lldp ] && extra=(-o default_permissions)
+          "$LL_BIN" -d "${extra[@]}" -o source="$DATA" "$m" 2>"$GEN/count.log" &
+          pid=$!; PIDS+=("$pid"); wait_mount "$m" "$pid" || die "passthrough_ll -d did not mount" ;;
+        fsgate)
+          m=$MNT_FSG
+          rm -f "$GEN/stats.txt"
+          "$FSGATE" mount "${POLICY[@]}" --stats "$GEN/stats.txt" -f "$MNT_FSG" 2>"$GEN/count.log" &
+          pid=$!; PIDS+=("$pid"); wait_mount "$MNT_FSG" "$pid" || die "fsgate --stats did not mount" ;;
+      esac
       # Reproduce the state the timed workload starts from.
       case $w in
         walk_*|rmrf) run "$tgt" w_untar > /dev/null ;;
@@ -472,21 +539,39 @@ if [ $COUNT = 1 ]; then
       esac
       drop_caches
       [ $w = rand_read ] && cat "$DATA/big.bin" > /dev/null
+      # Only the workload's own requests: fsgate's counters, the log's tail.
       : > "$GEN/count.log"
+      if [ $tgt = fsgate ]; then
+        : > "$GEN/stats.txt"
+        kill -USR1 "$pid"
+        for _ in $(seq 50); do grep -q '^total ' "$GEN/stats.txt" 2>/dev/null && break; sleep 0.1; done
+        cp "$GEN/stats.txt" "$GEN/stats-before.txt"
+      fi
       case $w in
         seq_write) run "$tgt" w_seq_write ;;
         seq_read_*) run "$tgt" w_seq_read ;;
         rand_read) run "$tgt" w_rand_read ;;
         meta) run "$tgt" w_meta ;;
         untar) run "$tgt" w_untar ;;
+        untar_big) run "$tgt" w_untar_big ;;
         walk_*) run "$tgt" w_walk ;;
         rmrf) run "$tgt" w_rmrf ;;
         grep_*) run "$tgt" w_grep ;;
       esac > /dev/null
       sleep 0.2
-      echo "  $w $tgt: $(count_ops "$GEN/count.log")"
-      [ -d "${TPATH[$tgt]}/tree-$tgt" ] && rm -rf "${TPATH[$tgt]}/tree-$tgt"
-      stop_mount "$m" "$pid"
+      if [ $tgt = fsgate ]; then
+        : > "$GEN/stats.txt"
+        kill -USR1 "$pid"
+        for _ in $(seq 50); do grep -q '^total ' "$GEN/stats.txt" 2>/dev/null && break; sleep 0.1; done
+        cp "$GEN/stats.txt" "$GEN/stats-after.txt"
+        [ -d "$FSG_PATH/tree-$tgt" ] && rm -rf "$FSG_PATH/tree-$tgt"
+        stop_mount "$m" "$pid"
+        echo "  $w fsgate: $(stats_delta "$GEN/stats-before.txt" "$GEN/stats-after.txt")"
+      else
+        echo "  $w $tgt: $(count_ops "$GEN/count.log")"
+        [ -d "$m/tree-$tgt" ] && rm -rf "$m/tree-$tgt"
+        stop_mount "$m" "$pid"
+      fi
     done
   done
 fi
@@ -495,7 +580,9 @@ fi
 
 if [ $WITH_RUNNER = 1 ]; then
   echo
-  if [ ! -x "$FSGATE_RUN" ]; then
+  if [[ $DATA == /dev/* ]]; then
+    echo "fsgate-run: skipped (the data is under /dev, which fsgate-run and bwrap replace; run without --dir /dev/...)"
+  elif [ ! -x "$FSGATE_RUN" ]; then
     echo "fsgate-run: skipped ($FSGATE_RUN does not exist yet)"
   elif ! command -v bwrap >/dev/null; then
     echo "fsgate-run: skipped (bwrap is not installed)"
@@ -515,7 +602,7 @@ if [ $WITH_RUNNER = 1 ]; then
     RW=$DATA/runner
     mkdir -p "$RW"
     BW=(bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-net
-        --ro-bind / / --bind "$RW" "$RW" --dev /dev --proc /proc --tmpfs /tmp
+        --ro-bind / / --dev /dev --proc /proc --bind "$RW" "$RW" --tmpfs /tmp
         --die-with-parent --new-session --chdir "$RW")
     FR=("$FSGATE_RUN" --rw "$RW" -C "$RW")
     declare -A RT=()
