@@ -145,16 +145,25 @@ check_dev_fuse (void)
   return FALSE;
 }
 
-/* Serve until a signal or the end of the session; returns the exit status. */
+/* Where --stats goes: a file fsgate opened (rewritten from offset 0, so it
+ * always holds one table, the counts since the mount) or standard error
+ * (appended to; never truncated, it may be the user's log). */
+typedef struct
+{
+  int fd;
+  gboolean own;
+} StatsOut;
+
 /* The per-operation table of --stats: written when the session is over,
- * and on SIGUSR1 while it runs (a file is rewritten from the start, so it
- * always holds one table: the counts since the mount). */
+ * and on SIGUSR1 while it runs. */
 static void
-write_stats (FsgFs *fs, int fd, gint64 started)
+write_stats (FsgFs *fs, const StatsOut *out, gint64 started)
 {
   FsgFsStats stats;
   g_autofree char *table = NULL;
   g_autofree char *text = NULL;
+  size_t len, off = 0;
+  int r = 0;
 
   fsg_fs_get_stats (fs, &stats);
   table = fsg_fs_stats_format (&stats);
@@ -162,14 +171,31 @@ write_stats (FsgFs *fs, int fd, gint64 started)
                           " denied; data path: %s\n%s",
                           stats.requests, (g_get_monotonic_time () - started) / 1e6, stats.denials,
                           stats.passthrough ? "kernel passthrough" : "through the daemon", table);
-  if (lseek (fd, 0, SEEK_SET) == 0)
-    (void) !ftruncate (fd, 0);
-  if (fsg_write_all (fd, text, strlen (text)) < 0)
-    g_printerr ("fsgate mount: cannot write --stats: %s\n", g_strerror (errno));
+  len = strlen (text);
+  if (!out->own)
+    r = fsg_write_all (out->fd, text, len);
+  else
+    {
+      /* Over the old table, then cut: a reader never sees an empty file. */
+      while (r == 0 && off < len)
+        {
+          ssize_t n = pwrite (out->fd, text + off, len - off, (off_t) off);
+
+          if (n < 0 && errno != EINTR)
+            r = -errno;
+          else if (n > 0)
+            off += (size_t) n;
+        }
+      if (r == 0 && ftruncate (out->fd, (off_t) len) < 0)
+        r = -errno;
+    }
+  if (r < 0)
+    g_printerr ("fsgate mount: cannot write --stats: %s\n", g_strerror (-r));
 }
 
+/* Serve until a signal or the end of the session; returns the exit status. */
 static int
-serve (FsgFs *fs, int ready_fd, gboolean quiet, int stats_fd)
+serve (FsgFs *fs, int ready_fd, gboolean quiet, const StatsOut *stats)
 {
   gint64 started = g_get_monotonic_time ();
   g_autoptr(GError) error = NULL;
@@ -231,12 +257,12 @@ serve (FsgFs *fs, int ready_fd, gboolean quiet, int stats_fd)
         break;
       if (FSG_RETRY (read (sfd, &si, sizeof si)) != sizeof si || si.ssi_signo != SIGUSR1)
         break;
-      if (stats_fd >= 0)
-        write_stats (fs, stats_fd, started);
+      if (stats->fd >= 0)
+        write_stats (fs, stats, started);
     }
   fsg_fs_stop (fs);
-  if (stats_fd >= 0)
-    write_stats (fs, stats_fd, started);
+  if (stats->fd >= 0)
+    write_stats (fs, stats, started);
   return 0;
 }
 
@@ -256,7 +282,9 @@ fsg_cmd_mount (int argc, char **argv)
   gboolean foreground = FALSE, debug = FALSE, xattr = FALSE;
   FsgFsOptions fopts = { 0 };
   fsg_autofd int audit_fd = -1;
-  fsg_autofd int stats_fd = -1;
+  StatsOut stats = { -1, FALSE };
+  fsg_autofd int stats_file_fd = -1;
+  sigset_t usr1;
   int status = 0;
   int pipefd[2];
   pid_t pid;
@@ -314,10 +342,13 @@ fsg_cmd_mount (int argc, char **argv)
     }
 
   if (stats_file != NULL && strcmp (stats_file, "-") == 0)
-    stats_fd = fcntl (STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    stats.fd = STDERR_FILENO;
   else if (stats_file != NULL)
-    stats_fd = open (stats_file, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-  if (stats_file != NULL && stats_fd < 0)
+    {
+      stats.fd = stats_file_fd = open (stats_file, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+      stats.own = TRUE;
+    }
+  if (stats_file != NULL && stats.fd < 0)
     {
       g_printerr ("fsgate mount: cannot open --stats file '%s': %s\n", stats_file, g_strerror (errno));
       return FSG_EXIT_SETUP;
@@ -327,13 +358,18 @@ fsg_cmd_mount (int argc, char **argv)
   fopts.audit_fd = audit_fd;
   fopts.debug = debug;
   fopts.user_xattrs = xattr;
-  fopts.op_timing = stats_fd >= 0;
+  fopts.op_timing = stats.fd >= 0;
   fs = fsg_fs_new (policy, &fopts, &error);
   if (fs == NULL)
     {
       g_printerr ("fsgate mount: %s\n", error->message);
       return FSG_EXIT_SETUP;
     }
+  /* SIGUSR1 asks for --stats (serve() reads it from a signalfd); once the
+   * view is mounted it must never kill the daemon. */
+  sigemptyset (&usr1);
+  sigaddset (&usr1, SIGUSR1);
+  sigprocmask (SIG_BLOCK, &usr1, NULL);
   if (!fsg_fs_mount (fs, mountpoint, &error))
     {
       g_printerr ("fsgate mount: %s (is it busy or not permitted? as a normal user, fusermount3 must be installed)\n",
@@ -342,7 +378,7 @@ fsg_cmd_mount (int argc, char **argv)
     }
 
   if (foreground)
-    return serve (fs, -1, FALSE, stats_fd);
+    return serve (fs, -1, FALSE, &stats);
 
   /* Fork before any thread exists; the child serves. */
   if (pipe2 (pipefd, O_CLOEXEC) < 0)
@@ -360,7 +396,7 @@ fsg_cmd_mount (int argc, char **argv)
     {
       close (pipefd[0]);
       setsid ();
-      status = serve (fs, pipefd[1], TRUE, stats_fd);
+      status = serve (fs, pipefd[1], TRUE, &stats);
       g_clear_pointer (&fs, fsg_fs_free);
       _exit (status);
     }

@@ -567,12 +567,6 @@ static const char *const op_names[FSG_FS_N_OPS] = {
   [FSG_FS_OP_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
 };
 
-const char *
-fsg_fs_op_name (FsgFsOp op)
-{
-  return (guint) op < FSG_FS_N_OPS ? op_names[op] : "?";
-}
-
 typedef struct
 {
   guint op;

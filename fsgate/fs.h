@@ -121,9 +121,6 @@ typedef enum
   FSG_FS_N_OPS
 } FsgFsOp;
 
-/* The protocol name of @op ("LOOKUP", "GETATTR", ...). */
-const char *fsg_fs_op_name (FsgFsOp op);
-
 /* Counters for reports and benchmarks. */
 typedef struct
 {

@@ -767,11 +767,14 @@ set_open_flags (FsgFs *fs, const FsgPathState *s, int fd, struct fuse_file_info 
    * through the view; for writable ones FUSE_CAP_AUTO_INVAL_DATA drops
    * cached pages when the host's mtime or size changes. */
   fi->keep_cache = 1;
-  /* No FLUSH round trip at close() when op_flush could only answer 0: the
-   * file was opened read-only, or its host file system cannot fail a
-   * close. The kernel ignores noflush with the writeback cache, which
-   * writes dirty pages back at flush. */
-  if (!fs->writeback && ((fi->flags & O_ACCMODE) == O_RDONLY || host_close_is_silent (fd)))
+  /* No FLUSH round trip at close() when it could not report anything: the
+   * file was opened read-only, or it is written through kernel passthrough
+   * (the FUSE inode has no dirty pages of its own) on a host file system
+   * whose close cannot fail. Without passthrough a FLUSH also writes back
+   * mmap-dirtied pages and reports their errors, so it stays; the kernel
+   * ignores noflush with the writeback cache anyway. */
+  if (!fs->writeback &&
+      ((fi->flags & O_ACCMODE) == O_RDONLY || (fs->passthrough && host_close_is_silent (fd))))
     fi->noflush = 1;
 }
 
@@ -879,7 +882,6 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_fil
 {
   struct fuse_bufvec buf = FUSE_BUFVEC_INIT (size);
 
-  (void) req_fs (req);
 
   buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   buf.buf[0].fd = fi->fh;
@@ -894,7 +896,6 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
   ssize_t n;
 
-  (void) req_fs (req);
   out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   out.buf[0].fd = fi->fh;
   out.buf[0].pos = off;
@@ -909,7 +910,6 @@ op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   int fd;
 
-  (void) req_fs (req);
   /* close() of a dup reports delayed write errors (NFS) like close(2) would. */
   fd = dup (fi->fh);
   if (fd < 0)
@@ -935,7 +935,6 @@ op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *f
 {
   int r;
 
-  (void) req_fs (req);
   r = datasync ? fdatasync (fi->fh) : fsync (fi->fh);
   reply_err (req, r == 0 ? 0 : -errno);
 }
@@ -944,7 +943,6 @@ static void
 op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
               struct fuse_file_info *fi)
 {
-  (void) req_fs (req);
   reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
 }
 
@@ -953,7 +951,6 @@ op_lseek (fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_fil
 {
   off_t r;
 
-  (void) req_fs (req);
   r = lseek (fi->fh, off, whence);
   if (r < 0)
     return reply_err (req, -errno);
@@ -967,7 +964,6 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
 {
   ssize_t n;
 
-  (void) req_fs (req);
   /* fi_out was opened for writing, so the policy allowed it at open. */
   n = copy_file_range (fi_in->fh, &off_in, fi_out->fh, &off_out, len, flags);
   if (n < 0)
@@ -1230,7 +1226,6 @@ op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
 
-  (void) req_fs (req);
   if (d->dp)
     closedir (d->dp);
   g_array_unref (d->ents);
@@ -1244,7 +1239,6 @@ op_fsyncdir (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info
   FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
   int r = 0;
 
-  (void) req_fs (req);
   if (d->dp)
     r = (datasync ? fdatasync (dirfd (d->dp)) : fsync (dirfd (d->dp))) == 0 ? 0 : -errno;
   reply_err (req, r);
@@ -1427,12 +1421,13 @@ op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
   reply_err (req, removexattr (proc, name) == 0 ? 0 : -errno);
 }
 
-/* Every handler runs inside a wrapper that counts the request, and with
- * FsgFsOptions.op_timing also the CPU time of the thread that served it
- * (the handler and its reply; not the time spent preempted by the caller
- * the reply woke). The CPU clock is a system call (~0.5 us here), so it is
- * read only when asked for. @req is not touched after the handler: the
- * reply freed it. */
+/* Every handler runs inside a wrapper that counts the request (before the
+ * handler, so a caller woken by the reply never sees it uncounted), and
+ * with FsgFsOptions.op_timing adds the CPU time of the thread that served
+ * it (the handler and its reply; not the time spent preempted by the
+ * caller the reply woke). The CPU clock is a system call (~0.5 us here),
+ * so it is read only when asked for. @req is not touched after the
+ * handler: the reply freed it. */
 static inline guint64
 op_clock (FsgFs *fs)
 {
@@ -1444,109 +1439,115 @@ op_clock (FsgFs *fs)
   return (guint64) ts.tv_sec * G_GUINT64_CONSTANT (1000000000) + (guint64) ts.tv_nsec;
 }
 
-static inline void
-op_account (FsgFs *fs, FsgFsOp op, guint64 start)
+static inline guint64
+op_begin (FsgFs *fs, FsgFsOp op)
 {
   __atomic_fetch_add (&fs->op_requests[op], 1, __ATOMIC_RELAXED);
+  return op_clock (fs);
+}
+
+static inline void
+op_end (FsgFs *fs, FsgFsOp op, guint64 start)
+{
   if (fs->op_timing)
     __atomic_fetch_add (&fs->op_ns[op], op_clock (fs) - start, __ATOMIC_RELAXED);
 }
 
-#define TIMED(OP, handler, PARAMS, ARGS)                          \
-  static void timed_##handler PARAMS                               \
+#define FSG_COUNTED_OP(OP, handler, PARAMS, ARGS)                 \
+  static void counted_##handler PARAMS                             \
   {                                                                \
     FsgFs *fs_ = fuse_req_userdata (req);                          \
-    guint64 start_ = op_clock (fs_);                               \
+    guint64 start_ = op_begin (fs_, OP);                           \
     handler ARGS;                                                  \
-    op_account (fs_, OP, start_);                                  \
+    op_end (fs_, OP, start_);                                      \
   }
 
-typedef struct fuse_file_info FileInfo;
+typedef struct fuse_file_info FsgFileInfo;
 
-TIMED (FSG_FS_OP_LOOKUP, op_lookup, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
-TIMED (FSG_FS_OP_FORGET, op_forget, (fuse_req_t req, fuse_ino_t i, uint64_t n), (req, i, n))
-TIMED (FSG_FS_OP_FORGET, op_forget_multi, (fuse_req_t req, size_t c, struct fuse_forget_data *f), (req, c, f))
-TIMED (FSG_FS_OP_GETATTR, op_getattr, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
-TIMED (FSG_FS_OP_SETATTR, op_setattr, (fuse_req_t req, fuse_ino_t i, struct stat *a, int v, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_LOOKUP, op_lookup, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
+FSG_COUNTED_OP (FSG_FS_OP_FORGET, op_forget, (fuse_req_t req, fuse_ino_t i, uint64_t n), (req, i, n))
+FSG_COUNTED_OP (FSG_FS_OP_FORGET, op_forget_multi, (fuse_req_t req, size_t c, struct fuse_forget_data *f), (req, c, f))
+FSG_COUNTED_OP (FSG_FS_OP_GETATTR, op_getattr, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi), (req, i, fi))
+FSG_COUNTED_OP (FSG_FS_OP_SETATTR, op_setattr, (fuse_req_t req, fuse_ino_t i, struct stat *a, int v, FsgFileInfo *fi),
        (req, i, a, v, fi))
-TIMED (FSG_FS_OP_READLINK, op_readlink, (fuse_req_t req, fuse_ino_t i), (req, i))
-TIMED (FSG_FS_OP_MKNOD, op_mknod, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, dev_t d),
+FSG_COUNTED_OP (FSG_FS_OP_READLINK, op_readlink, (fuse_req_t req, fuse_ino_t i), (req, i))
+FSG_COUNTED_OP (FSG_FS_OP_MKNOD, op_mknod, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, dev_t d),
        (req, p, n, m, d))
-TIMED (FSG_FS_OP_MKDIR, op_mkdir, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m), (req, p, n, m))
-TIMED (FSG_FS_OP_UNLINK, op_unlink, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
-TIMED (FSG_FS_OP_RMDIR, op_rmdir, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
-TIMED (FSG_FS_OP_SYMLINK, op_symlink, (fuse_req_t req, const char *l, fuse_ino_t p, const char *n),
+FSG_COUNTED_OP (FSG_FS_OP_MKDIR, op_mkdir, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m), (req, p, n, m))
+FSG_COUNTED_OP (FSG_FS_OP_UNLINK, op_unlink, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
+FSG_COUNTED_OP (FSG_FS_OP_RMDIR, op_rmdir, (fuse_req_t req, fuse_ino_t p, const char *n), (req, p, n))
+FSG_COUNTED_OP (FSG_FS_OP_SYMLINK, op_symlink, (fuse_req_t req, const char *l, fuse_ino_t p, const char *n),
        (req, l, p, n))
-TIMED (FSG_FS_OP_RENAME, op_rename,
+FSG_COUNTED_OP (FSG_FS_OP_RENAME, op_rename,
        (fuse_req_t req, fuse_ino_t p, const char *n, fuse_ino_t np, const char *nn, unsigned int f),
        (req, p, n, np, nn, f))
-TIMED (FSG_FS_OP_LINK, op_link, (fuse_req_t req, fuse_ino_t i, fuse_ino_t np, const char *nn), (req, i, np, nn))
-TIMED (FSG_FS_OP_OPEN, op_open, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
-TIMED (FSG_FS_OP_CREATE, op_create, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_LINK, op_link, (fuse_req_t req, fuse_ino_t i, fuse_ino_t np, const char *nn), (req, i, np, nn))
+FSG_COUNTED_OP (FSG_FS_OP_OPEN, op_open, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi), (req, i, fi))
+FSG_COUNTED_OP (FSG_FS_OP_CREATE, op_create, (fuse_req_t req, fuse_ino_t p, const char *n, mode_t m, FsgFileInfo *fi),
        (req, p, n, m, fi))
-TIMED (FSG_FS_OP_READ, op_read, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_READ, op_read, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FsgFileInfo *fi),
        (req, i, s, o, fi))
-TIMED (FSG_FS_OP_WRITE, op_write_buf, (fuse_req_t req, fuse_ino_t i, struct fuse_bufvec *b, off_t o, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_WRITE, op_write_buf, (fuse_req_t req, fuse_ino_t i, struct fuse_bufvec *b, off_t o, FsgFileInfo *fi),
        (req, i, b, o, fi))
-TIMED (FSG_FS_OP_FLUSH, op_flush, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
-TIMED (FSG_FS_OP_RELEASE, op_release, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
-TIMED (FSG_FS_OP_FSYNC, op_fsync, (fuse_req_t req, fuse_ino_t i, int d, FileInfo *fi), (req, i, d, fi))
-TIMED (FSG_FS_OP_OPENDIR, op_opendir, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
-TIMED (FSG_FS_OP_READDIR, op_readdir, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_FLUSH, op_flush, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi), (req, i, fi))
+FSG_COUNTED_OP (FSG_FS_OP_RELEASE, op_release, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi), (req, i, fi))
+FSG_COUNTED_OP (FSG_FS_OP_FSYNC, op_fsync, (fuse_req_t req, fuse_ino_t i, int d, FsgFileInfo *fi), (req, i, d, fi))
+FSG_COUNTED_OP (FSG_FS_OP_OPENDIR, op_opendir, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi), (req, i, fi))
+FSG_COUNTED_OP (FSG_FS_OP_READDIR, op_readdir, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FsgFileInfo *fi),
        (req, i, s, o, fi))
-TIMED (FSG_FS_OP_READDIRPLUS, op_readdirplus, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_READDIRPLUS, op_readdirplus, (fuse_req_t req, fuse_ino_t i, size_t s, off_t o, FsgFileInfo *fi),
        (req, i, s, o, fi))
-TIMED (FSG_FS_OP_RELEASEDIR, op_releasedir, (fuse_req_t req, fuse_ino_t i, FileInfo *fi), (req, i, fi))
-TIMED (FSG_FS_OP_FSYNCDIR, op_fsyncdir, (fuse_req_t req, fuse_ino_t i, int d, FileInfo *fi), (req, i, d, fi))
-TIMED (FSG_FS_OP_STATFS, op_statfs, (fuse_req_t req, fuse_ino_t i), (req, i))
-TIMED (FSG_FS_OP_GETXATTR, op_getxattr, (fuse_req_t req, fuse_ino_t i, const char *n, size_t s), (req, i, n, s))
-TIMED (FSG_FS_OP_LISTXATTR, op_listxattr, (fuse_req_t req, fuse_ino_t i, size_t s), (req, i, s))
-TIMED (FSG_FS_OP_SETXATTR, op_setxattr,
+FSG_COUNTED_OP (FSG_FS_OP_RELEASEDIR, op_releasedir, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi), (req, i, fi))
+FSG_COUNTED_OP (FSG_FS_OP_FSYNCDIR, op_fsyncdir, (fuse_req_t req, fuse_ino_t i, int d, FsgFileInfo *fi), (req, i, d, fi))
+FSG_COUNTED_OP (FSG_FS_OP_STATFS, op_statfs, (fuse_req_t req, fuse_ino_t i), (req, i))
+FSG_COUNTED_OP (FSG_FS_OP_GETXATTR, op_getxattr, (fuse_req_t req, fuse_ino_t i, const char *n, size_t s), (req, i, n, s))
+FSG_COUNTED_OP (FSG_FS_OP_LISTXATTR, op_listxattr, (fuse_req_t req, fuse_ino_t i, size_t s), (req, i, s))
+FSG_COUNTED_OP (FSG_FS_OP_SETXATTR, op_setxattr,
        (fuse_req_t req, fuse_ino_t i, const char *n, const char *v, size_t s, int f), (req, i, n, v, s, f))
-TIMED (FSG_FS_OP_REMOVEXATTR, op_removexattr, (fuse_req_t req, fuse_ino_t i, const char *n), (req, i, n))
-TIMED (FSG_FS_OP_ACCESS, op_access, (fuse_req_t req, fuse_ino_t i, int m), (req, i, m))
-TIMED (FSG_FS_OP_FALLOCATE, op_fallocate, (fuse_req_t req, fuse_ino_t i, int m, off_t o, off_t l, FileInfo *fi),
+FSG_COUNTED_OP (FSG_FS_OP_REMOVEXATTR, op_removexattr, (fuse_req_t req, fuse_ino_t i, const char *n), (req, i, n))
+FSG_COUNTED_OP (FSG_FS_OP_ACCESS, op_access, (fuse_req_t req, fuse_ino_t i, int m), (req, i, m))
+FSG_COUNTED_OP (FSG_FS_OP_FALLOCATE, op_fallocate, (fuse_req_t req, fuse_ino_t i, int m, off_t o, off_t l, FsgFileInfo *fi),
        (req, i, m, o, l, fi))
-TIMED (FSG_FS_OP_LSEEK, op_lseek, (fuse_req_t req, fuse_ino_t i, off_t o, int w, FileInfo *fi), (req, i, o, w, fi))
-TIMED (FSG_FS_OP_COPY_FILE_RANGE, op_copy_file_range,
-       (fuse_req_t req, fuse_ino_t ii, off_t oi, FileInfo *fi_in, fuse_ino_t io, off_t oo, FileInfo *fi_out,
+FSG_COUNTED_OP (FSG_FS_OP_LSEEK, op_lseek, (fuse_req_t req, fuse_ino_t i, off_t o, int w, FsgFileInfo *fi), (req, i, o, w, fi))
+FSG_COUNTED_OP (FSG_FS_OP_COPY_FILE_RANGE, op_copy_file_range,
+       (fuse_req_t req, fuse_ino_t ii, off_t oi, FsgFileInfo *fi_in, fuse_ino_t io, off_t oo, FsgFileInfo *fi_out,
         size_t l, int f),
        (req, ii, oi, fi_in, io, oo, fi_out, l, f))
 
 const struct fuse_lowlevel_ops fsg_fs_ops = {
   .init = op_init,
-  .lookup = timed_op_lookup,
-  .forget = timed_op_forget,
-  .forget_multi = timed_op_forget_multi,
-  .getattr = timed_op_getattr,
-  .setattr = timed_op_setattr,
-  .readlink = timed_op_readlink,
-  .mknod = timed_op_mknod,
-  .mkdir = timed_op_mkdir,
-  .unlink = timed_op_unlink,
-  .rmdir = timed_op_rmdir,
-  .symlink = timed_op_symlink,
-  .rename = timed_op_rename,
-  .link = timed_op_link,
-  .open = timed_op_open,
-  .create = timed_op_create,
-  .read = timed_op_read,
-  .write_buf = timed_op_write_buf,
-  .flush = timed_op_flush,
-  .release = timed_op_release,
-  .fsync = timed_op_fsync,
-  .opendir = timed_op_opendir,
-  .readdir = timed_op_readdir,
-  .readdirplus = timed_op_readdirplus,
-  .releasedir = timed_op_releasedir,
-  .fsyncdir = timed_op_fsyncdir,
-  .statfs = timed_op_statfs,
-  .getxattr = timed_op_getxattr,
-  .listxattr = timed_op_listxattr,
-  .setxattr = timed_op_setxattr,
-  .removexattr = timed_op_removexattr,
-  .access = timed_op_access,
-  .fallocate = timed_op_fallocate,
-  .lseek = timed_op_lseek,
-  .copy_file_range = timed_op_copy_file_range,
+  .lookup = counted_op_lookup,
+  .forget = counted_op_forget,
+  .forget_multi = counted_op_forget_multi,
+  .getattr = counted_op_getattr,
+  .setattr = counted_op_setattr,
+  .readlink = counted_op_readlink,
+  .mknod = counted_op_mknod,
+  .mkdir = counted_op_mkdir,
+  .unlink = counted_op_unlink,
+  .rmdir = counted_op_rmdir,
+  .symlink = counted_op_symlink,
+  .rename = counted_op_rename,
+  .link = counted_op_link,
+  .open = counted_op_open,
+  .create = counted_op_create,
+  .read = counted_op_read,
+  .write_buf = counted_op_write_buf,
+  .flush = counted_op_flush,
+  .release = counted_op_release,
+  .fsync = counted_op_fsync,
+  .opendir = counted_op_opendir,
+  .readdir = counted_op_readdir,
+  .readdirplus = counted_op_readdirplus,
+  .releasedir = counted_op_releasedir,
+  .fsyncdir = counted_op_fsyncdir,
+  .statfs = counted_op_statfs,
+  .getxattr = counted_op_getxattr,
+  .listxattr = counted_op_listxattr,
+  .setxattr = counted_op_setxattr,
+  .removexattr = counted_op_removexattr,
+  .access = counted_op_access,
+  .fallocate = counted_op_fallocate,
+  .lseek = counted_op_lseek,
+  .copy_file_range = counted_op_copy_file_range,
 };

@@ -117,30 +117,6 @@ expect_err 2 "fsgate mount with an extra argument" "$FSGATE" mount "$TESTDIR/out
 expect_err 2 "fsgate mount --stats - without -f" "$FSGATE" mount --stats - "$TESTDIR/outside"
 expect_err 125 "fsgate mount --stats in a missing directory" "$FSGATE" mount --stats "/nonexistent-$MARK/s" "$TESTDIR/outside"
 
-# --stats: the table is written once the view is unmounted.
-MNT=$TESTDIR/stats-mnt
-mkdir -p "$MNT"
-if "$FSGATE" mount --profile none --rw "$WORK" --stats "$TESTDIR/stats.txt" "$MNT"; then
-  echo hi > "$MNT$WORK/stats-file" && cat "$MNT$WORK/stats-file" >/dev/null
-  pkill -USR1 -f -- "--stats $TESTDIR/stats.txt"
-  for _ in $(seq 50); do grep -q '^total ' "$TESTDIR/stats.txt" 2>/dev/null && break; sleep 0.1; done
-  check "fsgate mount --stats: SIGUSR1 writes the table so far" grep -qE '^CREATE +1 ' "$TESTDIR/stats.txt"
-  check "fsgate mount --stats: ... before the unlink" bash -c '! grep -q "^UNLINK " "$1"' _ "$TESTDIR/stats.txt"
-  rm "$MNT$WORK/stats-file"
-  umount "$MNT"
-  # the daemon rewrites the file once the session is over, then exits
-  for _ in $(seq 50); do pgrep -f -- "--stats $TESTDIR/stats.txt" >/dev/null || break; sleep 0.1; done
-  first=$(head -1 "$TESTDIR/stats.txt")
-  check "fsgate mount --stats: summary line ($first)" grep -qE '^fsgate mount: [0-9]+ requests in [0-9.]+ s served, 0 denied; data path: ' <<<"$first"
-  check "fsgate mount --stats: a CREATE and an UNLINK row with CPU time" \
-    grep -qE '^CREATE +1 +[0-9.]+ +[0-9.]+$' "$TESTDIR/stats.txt"
-  check "fsgate mount --stats: UNLINK counted once" grep -qE '^UNLINK +1 ' "$TESTDIR/stats.txt"
-  total=$(awk '$1 == "total" { print $2 }' "$TESTDIR/stats.txt")
-  sum=$(awk 'NR > 2 && $1 != "total" { s += $2 } END { print s }' "$TESTDIR/stats.txt")
-  is "fsgate mount --stats: the rows add up to the total" "$sum" "$total"
-else
-  not_ok "fsgate mount --stats: mount failed"
-fi
 out=$(timeout 10 "$FSGATE" explain "$HUGE" $'\377\n' 2>&1); rc=$?
 check "fsgate explain of a 100 KB path and of odd bytes does not crash (status $rc)" test "$rc" -lt 128
 is "no FUSE mount left" "$(fsg_mounts)" "0"
