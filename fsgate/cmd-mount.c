@@ -295,7 +295,8 @@ fsg_cmd_mount (int argc, char **argv)
     { "foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "Stay in the foreground", NULL },
     { "debug", 'd', 0, G_OPTION_ARG_NONE, &debug, "Print every FUSE request (implies -f)", NULL },
     { "stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
-      "At unmount, write requests per operation and the daemon's time in them to FILE ('-': standard error, with -f)", "FILE" },
+      "At unmount and on SIGUSR1, write requests per operation and the daemon's CPU time in them to FILE "
+      "('-': standard error, with -f)", "FILE" },
     { NULL },
   };
 

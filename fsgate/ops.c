@@ -882,7 +882,6 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_fil
 {
   struct fuse_bufvec buf = FUSE_BUFVEC_INIT (size);
 
-
   buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   buf.buf[0].fd = fi->fh;
   buf.buf[0].pos = off;
