@@ -737,7 +737,9 @@ host_open_flags (FsgFs *fs, int flags)
 
 /* Whether close() of @fd can never fail on its host file system: true for
  * the local ones, which have no flush method (ext4, xfs, btrfs, tmpfs,
- * ramfs) or only forward it to such a layer (overlayfs). NFS, SMB, FUSE and
+ * ramfs), and for overlayfs, which forwards it to its upper layer: a local
+ * file system under every container runtime's overlay (one on NFS or
+ * virtiofs would lose its close-time errors here). NFS, SMB, FUSE and
  * anything unknown can report a delayed write error at close. */
 static gboolean
 host_close_is_silent (int fd)
