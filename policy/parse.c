@@ -50,8 +50,43 @@ struct _FsgPolicyBuilder
   GPtrArray *file_entries; /* Entry* */
   GPtrArray *cli_entries;  /* Entry* */
   GPtrArray *include_stack; /* canonical paths being parsed */
+  /* Every policy file read, and every optional include looked for and not
+   * found: the name it was reached by (parent directory canonical) and, if
+   * it exists, its canonical path. fsgate-run makes them all deny-write. */
+  GPtrArray *sources;
   gboolean finished;
 };
+
+/* Note @path as a source: absolute, its directory canonical, its last
+ * component kept (a symlink there is a name the command could replace). */
+static void
+add_source (FsgPolicyBuilder *b, const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *rdir = realpath (dir, NULL);
+  char *name;
+
+  if (rdir != NULL)
+    name = g_build_filename (rdir, base, NULL);
+  else if (g_path_is_absolute (path))
+    name = g_canonicalize_filename (path, NULL);
+  else
+    name = g_canonicalize_filename (path, b->cwd);
+  for (guint i = 0; i < b->sources->len; i++)
+    if (strcmp (b->sources->pdata[i], name) == 0)
+      {
+        g_free (name);
+        return;
+      }
+  g_ptr_array_add (b->sources, name);
+}
+
+const GPtrArray *
+fsg_policy_builder_sources (FsgPolicyBuilder *b)
+{
+  return b->sources;
+}
 
 typedef struct
 {
@@ -105,6 +140,7 @@ fsg_policy_builder_new (const char *cwd, const char *home, const char *runtime_d
   b->file_entries = g_ptr_array_new_with_free_func (entry_free);
   b->cli_entries = g_ptr_array_new_with_free_func (entry_free);
   b->include_stack = g_ptr_array_new_with_free_func (g_free);
+  b->sources = g_ptr_array_new_with_free_func (g_free);
   return b;
 }
 
@@ -139,6 +175,7 @@ fsg_policy_builder_free (FsgPolicyBuilder *b)
   g_ptr_array_unref (b->file_entries);
   g_ptr_array_unref (b->cli_entries);
   g_ptr_array_unref (b->include_stack);
+  g_ptr_array_unref (b->sources);
   g_free (b);
 }
 
@@ -933,7 +970,11 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
                   return FALSE;
                 }
               if ((optional || opt_include) && !g_file_test (full, G_FILE_TEST_EXISTS))
-                continue;
+                {
+                  /* absent now, but a command could create it for the next run */
+                  add_source (b, full);
+                  continue;
+                }
               if (!parse_file_at (b, full, full, depth + 1, &local))
                 {
                   if (local->code == FSG_POLICY_ERROR_NOT_FOUND)
@@ -1027,6 +1068,8 @@ parse_file_at (FsgPolicyBuilder *b, const char *path, const char *shown, guint d
                    "policy file '%s' is larger than 4 MiB", shown);
       return FALSE;
     }
+  add_source (b, path);
+  add_source (b, canon);
   dir = g_path_get_dirname (canon);
   g_ptr_array_add (b->include_stack, g_strdup (canon));
   ok = parse_text (b, shown, dir, contents, (gssize) len, FSG_ORIGIN_FILE, NULL, depth,

@@ -146,22 +146,21 @@ fsg_policy_options_build (FsgPolicyOptions *opts, GError **error)
           !fsg_policy_builder_add_file (b, r->value, error))
         return NULL;
     }
-  /* fsgate-run: the policy files themselves are never writable from the
-   * view, so a command cannot rewrite the rules of the next run. */
-  for (guint i = 0; opts->protect_files && i < opts->records->len; i++)
+  /* fsgate-run: the policy files themselves (included ones too, by the
+   * name they were reached by and by their real path, and optional
+   * includes that do not exist yet) are never writable from the view, so
+   * a command cannot rewrite the rules of the next run. */
+  if (opts->protect_files)
     {
-      const Record *r = opts->records->pdata[i];
-      g_autofree char *real = NULL;
-      g_autofree char *pat = NULL;
+      const GPtrArray *files = fsg_policy_builder_sources (b);
 
-      if (strcmp (r->flag, "--policy") != 0 && strcmp (r->flag, "-p") != 0)
-        continue;
-      real = realpath (r->value, NULL);
-      if (real == NULL)
-        continue; /* add_file above already failed for a missing file */
-      pat = fsg_glob_escape (real);
-      if (!fsg_policy_builder_add_rule (b, FSG_RULE_DENY_WRITE, pat, r->flag, error))
-        return NULL;
+      for (guint i = 0; i < files->len; i++)
+        {
+          g_autofree char *pat = fsg_glob_escape (files->pdata[i]);
+
+          if (!fsg_policy_builder_add_rule (b, FSG_RULE_DENY_WRITE, pat, "policy file", error))
+            return NULL;
+        }
     }
   for (guint i = 0; i < opts->records->len; i++)
     {

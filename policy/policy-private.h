@@ -156,6 +156,13 @@ FsgPolicy *fsg_policy_new_empty (void);
 char **fsg_path_split (const char *path);
 
 /* Environment defaults (environ.c). */
+/* ---- Builder (parse.c) --------------------------------------------------- */
+
+/* Every policy file the builder read (as named, directory canonical, and
+ * canonical) and every optional include it looked for and did not find,
+ * absolute, without duplicates. Owned by @b. */
+const GPtrArray *fsg_policy_builder_sources (FsgPolicyBuilder *b);
+
 void fsg_env_policy_init (FsgEnvPolicy *env);
 void fsg_env_policy_clear (FsgEnvPolicy *env);
 extern const char *const fsg_env_core_names[];

@@ -245,6 +245,21 @@ is "[19] .git/hooks and .git/config cannot be written, replaced, removed or rena
 is "[19,44] the --policy file in the workspace cannot be rewritten, removed or replaced (and still applies)" "$(tail -1 <<<"$out")" \
   "EROFS EROFS EROFS EACCES"
 is "[19,44] ... host files unchanged" "$(hostsum "$WORK/.git"; md5sum < "$WORK/policy.ini")" "$before"
+# included policy files: by their real path and by the name they were given
+# (a symlink), and an optional include that does not exist yet
+mkdir -p "$WORK/conf"
+printf '[filesystem]\ndeny-read = %s\n' "$TESTDIR/secret.txt" > "$WORK/conf/common.ini"
+printf '[policy]\ninclude = conf/common.ini;?local.ini\n' > "$WORK/main.ini"
+ln -sf main.ini "$WORK/policy-link.ini"
+before=$(md5sum < "$WORK/conf/common.ini"; md5sum < "$WORK/main.ini")
+out=$(pyin -p ./policy-link.ini -- '
+print(e(os.open, "conf/common.ini", os.O_WRONLY | os.O_TRUNC), e(os.rename, "conf", "conf2"),
+      e(os.open, "local.ini", os.O_WRONLY | os.O_CREAT), e(os.unlink, "policy-link.ini"),
+      e(os.rename, "main.ini", "m2"), rd("'"$TESTDIR"'/secret.txt"))')
+is "[19,44] included files, an absent optional include and a symlinked --policy name are protected too" \
+  "$out" "EROFS EPERM EROFS EROFS EROFS EACCES"
+is "[19,44] ... host files unchanged, nothing created" \
+  "$(md5sum < "$WORK/conf/common.ini"; md5sum < "$WORK/main.ini"; test -e "$WORK/local.ini" && echo created)" "$before"
 mv_out=$(pyin -- 'print(e(os.rename, ".git", "dotgit"))')
 check "[19] renaming .git (carrying hooks out of the rule) is refused ($mv_out)" test "$mv_out" = EXDEV -o "$mv_out" = EPERM
 

@@ -407,6 +407,38 @@ test_include (void)
   g_assert_cmpstr (rules[1]->path, ==, "/");
 }
 
+/* The sources fsgate-run protects: a file by the name it was given (here a
+ * symlink) and by its real path, its includes, and an optional include
+ * that does not exist yet, each once, absolute, in the order met. */
+static void
+test_include_sources (void)
+{
+  g_autoptr(FsgPolicyBuilder) b = new_builder (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *root = realpath (tmp_root, NULL);
+  g_autofree char *link_path = tmp_path ("src/link.ini");
+  g_autofree char *link_target = tmp_path ("src/real/main.ini");
+  const GPtrArray *sources;
+  const char *want[4];
+
+  fsg_test_write_file (tmp_root, "src/real/part.ini", "[filesystem]\ndeny-read = *.key\n");
+  fsg_test_write_file (tmp_root, "src/real/main.ini",
+                       "[policy]\ninclude = part.ini;?absent.ini;part.ini\n");
+  g_assert_no_errno (symlink (link_target, link_path));
+  g_assert_true (fsg_policy_builder_add_file (b, link_path, &error));
+  g_assert_no_error (error);
+  sources = fsg_policy_builder_sources (b);
+  want[0] = g_build_filename (root, "src/link.ini", NULL);
+  want[1] = g_build_filename (root, "src/real/main.ini", NULL);
+  want[2] = g_build_filename (root, "src/real/part.ini", NULL);
+  want[3] = g_build_filename (root, "src/real/absent.ini", NULL);
+  g_assert_cmpuint (sources->len, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < G_N_ELEMENTS (want) && i < sources->len; i++)
+    g_assert_cmpstr (sources->pdata[i], ==, want[i]);
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    g_free ((char *) want[i]);
+}
+
 /* '?' makes an include optional, also when it is relative to the file. */
 static void
 test_include_optional_relative (void)
@@ -1140,6 +1172,7 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/parse/settings", test_settings);
   g_test_add_func ("/policy/parse/defaults", test_defaults);
   g_test_add_func ("/policy/parse/crlf", test_crlf);
+  g_test_add_func ("/policy/parse/include-sources", test_include_sources);
   g_test_add_func ("/policy/parse/cli-relative", test_cli_relative);
   g_test_add_func ("/policy/parse/expansion", test_expansion);
   g_test_add_func ("/policy/parse/expansion-is-literal", test_expansion_is_literal);
