@@ -63,6 +63,7 @@ fsg_stage_describe (FsgStage stage)
     case FSG_STAGE_WAIT_GO: return "waiting for the FUSE daemon";
     case FSG_STAGE_UNSHARE_PID: return "creating the pid namespace";
     case FSG_STAGE_FORK_INIT: return "starting the sandbox init";
+    case FSG_STAGE_HOST_FLAGS: return "giving the view the host's noexec/nosymfollow mount flags";
     case FSG_STAGE_MOUNT_PROC: return "mounting /proc in the view";
     case FSG_STAGE_MOUNT_DEV: return "building /dev in the view";
     case FSG_STAGE_MOUNT_TMP: return "mounting /tmp in the view";
@@ -97,6 +98,7 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_MOUNT_DEV:
     case FSG_STAGE_MOUNT_TMP:
     case FSG_STAGE_PIVOT:
+    case FSG_STAGE_HOST_FLAGS:
       return HINT_MOUNT;
     case FSG_STAGE_OPEN_FUSE:
     case FSG_STAGE_MOUNT_FUSE:

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -406,6 +408,29 @@ init_on_signal (int sig)
   errno = errsv;
 }
 
+/* Bind @s->target onto itself and remount it with exactly @s->flags of
+ * noexec/nosymfollow, keeping its other flags (a bind remount replaces
+ * them all). A place the view does not show, or denies, needs nothing. */
+static int
+host_flags_step (const FsgMountStep *s)
+{
+  static const struct { unsigned long st, ms; } keep[] = {
+    { ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
+    { ST_NOATIME, MS_NOATIME }, { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+  };
+  struct statfs sfs;
+  unsigned long flags = s->flags;
+
+  if (mount (s->target, s->target, NULL, MS_BIND, NULL) < 0)
+    return errno == ENOENT || errno == EACCES || errno == ENOTDIR ? 0 : -1;
+  if (statfs (s->target, &sfs) < 0)
+    return -1;
+  for (gsize i = 0; i < G_N_ELEMENTS (keep); i++)
+    if (sfs.f_flags & keep[i].st)
+      flags |= keep[i].ms;
+  return mount (NULL, s->target, NULL, MS_REMOUNT | MS_BIND | flags, NULL);
+}
+
 static void
 run_steps (const FsgSandboxSpec *spec)
 {
@@ -435,6 +460,9 @@ run_steps (const FsgSandboxSpec *spec)
           break;
         case FSG_STEP_SYMLINK:
           r = symlink (s->source, s->target);
+          break;
+        case FSG_STEP_HOST_FLAGS:
+          r = host_flags_step (s);
           break;
         case FSG_STEP_READONLY:
           r = mount (s->target, s->target, NULL, MS_BIND | MS_REC, NULL);

@@ -144,6 +144,27 @@ policy_shows_tmp (const FsgPolicy *policy)
   return fsg_policy_decide (policy, "/tmp").access == FSG_ACCESS_RW;
 }
 
+/* Host noexec/nosymfollow mounts under the roots keep their flags in the
+ * view (host-mounts.c); these steps run before /proc, /dev and /tmp are
+ * mounted, so a bind never carries those along. */
+static gboolean
+plan_host_flags (FsgRun *run, const FsgPolicy *policy, gboolean mount_tmp, GError **error)
+{
+  g_autofree char *mountinfo = NULL;
+  g_autoptr(GArray) places = NULL;
+
+  if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, error))
+    return FALSE;
+  places = fsg_host_flags_plan (policy, mountinfo, mount_tmp);
+  for (guint i = 0; i < places->len; i++)
+    {
+      const FsgHostFlags *h = &g_array_index (places, FsgHostFlags, i);
+
+      add_step (run, FSG_STEP_HOST_FLAGS, FSG_STAGE_HOST_FLAGS, NULL, h->path, NULL, h->flags, NULL);
+    }
+  return TRUE;
+}
+
 static void
 build_mount_plan (FsgRun *run, gboolean mount_tmp)
 {
@@ -1328,6 +1349,8 @@ fsg_run (const FsgRunOptions *opts)
 
   mount_tmp = !policy_shows_tmp (opts->policy);
   run->mount_tmp = mount_tmp;
+  if (!plan_host_flags (run, opts->policy, mount_tmp, &error))
+    return early_fail (run, "%s", error->message);
   build_mount_plan (run, mount_tmp);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;

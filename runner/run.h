@@ -100,6 +100,7 @@ typedef enum
   FSG_STAGE_WAIT_GO,
   FSG_STAGE_UNSHARE_PID,
   FSG_STAGE_FORK_INIT,
+  FSG_STAGE_HOST_FLAGS,
   FSG_STAGE_MOUNT_PROC,
   FSG_STAGE_MOUNT_DEV,
   FSG_STAGE_MOUNT_TMP,
@@ -118,6 +119,27 @@ typedef enum
 } FsgStage;
 
 const char *fsg_stage_describe (FsgStage stage);
+
+#ifndef MS_NOSYMFOLLOW
+# define FSG_MS_NOSYMFOLLOW 256 /* Linux 5.10 */
+#else
+# define FSG_MS_NOSYMFOLLOW MS_NOSYMFOLLOW
+#endif
+
+/* A place in the view that needs a host mount's noexec/nosymfollow
+ * (host-mounts.c). */
+typedef struct
+{
+  char *path;          /* host absolute path, shown at the same path in the view */
+  unsigned long flags; /* exactly these of MS_NOEXEC | FSG_MS_NOSYMFOLLOW */
+} FsgHostFlags;
+
+/* From @mountinfo (the text of /proc/self/mountinfo): every root of
+ * @policy on a noexec/nosymfollow host mount, and every host mount point
+ * below a root whose flags differ from the mount it sits on; shallowest
+ * first. /proc, /sys, /dev and (with @private_tmp) /tmp are left out: the
+ * runner mounts its own there. (transfer full: an array of FsgHostFlags) */
+GArray *fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean private_tmp);
 
 typedef enum
 {
@@ -149,6 +171,8 @@ typedef enum
   FSG_STEP_TOUCH,
   FSG_STEP_SYMLINK, /* source = link target */
   FSG_STEP_READONLY, /* bind target on itself read-only (+ flags); skipped if missing */
+  FSG_STEP_HOST_FLAGS, /* bind target on itself with exactly flags of noexec/nosymfollow;
+                        * skipped if the view does not show it */
 } FsgStepKind;
 
 typedef struct

@@ -284,6 +284,36 @@ wait $wp
 is "[20] 150 files (0600) and 150 dirs (0700) made inside are never seen by the host with a wider mode" \
   "$(cat "$TESTDIR/modes.out")" "300 ['0o600', '0o700']"
 
+# --- [21] host mount flags: noexec and nosymfollow are kept in the view -----------------------------------------
+# The view is one FUSE mount; fsgate-run gives each place below a root that
+# sits on a noexec or nosymfollow host mount a bind with that flag, and
+# clears it again on a mount below that does not have it.
+if [ "$(id -u)" = 0 ]; then
+  NX=$WORK/nx; NSF=$WORK/nsf
+  _secfs_cleanup () {
+    local m
+    for m in "$NX/sub" "$NX" "$NSF"; do grep -q " $m " /proc/self/mountinfo && umount -l "$m"; done
+    _cleanup
+  }
+  trap _secfs_cleanup EXIT
+  mkdir -p "$NX" "$NSF"
+  mount -t tmpfs -o noexec,mode=0777 fsgate-test-nx "$NX"
+  mkdir "$NX/sub"
+  mount -t tmpfs -o mode=0777 fsgate-test-ex "$NX/sub"
+  mount -t tmpfs -o nosymfollow,mode=0777 fsgate-test-nsf "$NSF"
+  cp /bin/true "$NX/true"; cp /bin/true "$NX/sub/true"
+  echo hi > "$NSF/f"; ln -s f "$NSF/l"
+  probe='"$1/true" 2>/dev/null; echo $?; "$1/sub/true"; echo $?; cat "$2/l" 2>/dev/null; echo $?'
+  native=$(sh -c "$probe" sh "$NX" "$NSF" | tr '\n' ' ')
+  out=$(fsg -- sh -c "$probe" sh "$NX" "$NSF" | tr '\n' ' ')
+  is "[21] natively: noexec refuses, the exec submount runs, nosymfollow refuses" "$native" "126 0 1 "
+  is "[21] the same through the view" "$out" "$native"
+  out=$(fsg -- sh -c 'cp /bin/true nx/mine && chmod +x nx/mine && { nx/mine 2>/dev/null; echo $?; }')
+  is "[21] a binary the command writes to a noexec place does not run" "$out" 126
+else
+  skip "[21] host mount flags in the view" "root (to mount the noexec and nosymfollow tmpfs)"
+fi
+
 # --- no leak anywhere -------------------------------------------------------------------------------------------
 check "the secret never appeared in any output" bash -c '! grep -q "$1" "$2"' _ "$SECRET" "$ALL_OUT"
 is "no FUSE mount left on the host" "$(fsg_mounts)" "0"
