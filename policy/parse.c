@@ -50,36 +50,82 @@ struct _FsgPolicyBuilder
   GPtrArray *file_entries; /* Entry* */
   GPtrArray *cli_entries;  /* Entry* */
   GPtrArray *include_stack; /* canonical paths being parsed */
-  /* Every policy file read, and every optional include looked for and not
-   * found: the name it was reached by (parent directory canonical) and, if
-   * it exists, its canonical path. fsgate-run makes them all deny-write. */
+  /* What keeps the policy files read as they are: see
+   * fsg_policy_builder_sources(). fsgate-run makes them all deny-write. */
   GPtrArray *sources;
   gboolean finished;
 };
 
-/* Note @path as a source: absolute, its directory canonical, its last
- * component kept (a symlink there is a name the command could replace). */
+static void
+note_source (FsgPolicyBuilder *b, const char *path)
+{
+  for (guint i = 0; i < b->sources->len; i++)
+    if (strcmp (b->sources->pdata[i], path) == 0)
+      return;
+  g_ptr_array_add (b->sources, g_strdup (path));
+}
+
+/* Note what protects the policy file at @path (relative to the builder's
+ * cwd): resolve it one component at a time, as the kernel would, noting
+ * every symlink met (a command could point it elsewhere) and the real
+ * path; if some component does not exist, note that one and stop (a
+ * command could create it, as a file or as a symlink, for the next run). */
 static void
 add_source (FsgPolicyBuilder *b, const char *path)
 {
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base = g_path_get_basename (path);
-  g_autofree char *rdir = realpath (dir, NULL);
-  char *name;
+  g_autofree char *abs = g_path_is_absolute (path) ? g_strdup (path) : g_build_filename (b->cwd, path, NULL);
+  g_autoptr(GPtrArray) todo = g_ptr_array_new_with_free_func (g_free); /* components, last first */
+  g_autofree char *cur = g_strdup ("/");
+  guint links = 0;
+  g_auto(GStrv) parts = g_strsplit (abs, "/", -1);
 
-  if (rdir != NULL)
-    name = g_build_filename (rdir, base, NULL);
-  else if (g_path_is_absolute (path))
-    name = g_canonicalize_filename (path, NULL);
-  else
-    name = g_canonicalize_filename (path, b->cwd);
-  for (guint i = 0; i < b->sources->len; i++)
-    if (strcmp (b->sources->pdata[i], name) == 0)
-      {
-        g_free (name);
-        return;
-      }
-  g_ptr_array_add (b->sources, name);
+  for (guint i = g_strv_length (parts); i > 0; i--)
+    if (parts[i - 1][0] != '\0')
+      g_ptr_array_add (todo, g_strdup (parts[i - 1]));
+  while (todo->len > 0)
+    {
+      g_autofree char *comp = g_ptr_array_steal_index (todo, todo->len - 1);
+      g_autofree char *next = NULL;
+      struct stat st;
+
+      if (strcmp (comp, ".") == 0)
+        continue;
+      if (strcmp (comp, "..") == 0)
+        {
+          char *up = g_path_get_dirname (cur);
+          g_free (cur);
+          cur = up;
+          continue;
+        }
+      next = g_build_filename (cur, comp, NULL);
+      if (lstat (next, &st) < 0)
+        {
+          note_source (b, next);
+          return;
+        }
+      if (S_ISLNK (st.st_mode))
+        {
+          g_autofree char *target = g_file_read_link (next, NULL);
+          g_auto(GStrv) tparts = NULL;
+
+          note_source (b, next);
+          if (target == NULL || ++links > 40)
+            return;
+          tparts = g_strsplit (target, "/", -1);
+          for (guint i = g_strv_length (tparts); i > 0; i--)
+            if (tparts[i - 1][0] != '\0')
+              g_ptr_array_add (todo, g_strdup (tparts[i - 1]));
+          if (g_path_is_absolute (target))
+            {
+              g_free (cur);
+              cur = g_strdup ("/");
+            }
+          continue;
+        }
+      g_free (cur);
+      cur = g_steal_pointer (&next);
+    }
+  note_source (b, cur);
 }
 
 const GPtrArray *
@@ -971,7 +1017,8 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
                 }
               if ((optional || opt_include) && !g_file_test (full, G_FILE_TEST_EXISTS))
                 {
-                  /* absent now, but a command could create it for the next run */
+                  /* absent now (perhaps a dangling symlink), but a command
+                   * could create it for the next run */
                   add_source (b, full);
                   continue;
                 }
@@ -1069,7 +1116,6 @@ parse_file_at (FsgPolicyBuilder *b, const char *path, const char *shown, guint d
       return FALSE;
     }
   add_source (b, path);
-  add_source (b, canon);
   dir = g_path_get_dirname (canon);
   g_ptr_array_add (b->include_stack, g_strdup (canon));
   ok = parse_text (b, shown, dir, contents, (gssize) len, FSG_ORIGIN_FILE, NULL, depth,

@@ -155,14 +155,16 @@ FsgPolicy *fsg_policy_new_empty (void);
 /* Split an absolute normalised path into components. (transfer full) */
 char **fsg_path_split (const char *path);
 
-/* Environment defaults (environ.c). */
 /* ---- Builder (parse.c) --------------------------------------------------- */
 
-/* Every policy file the builder read (as named, directory canonical, and
- * canonical) and every optional include it looked for and did not find,
- * absolute, without duplicates. Owned by @b. */
+/* The paths a command must not change for the policy files the builder
+ * read to stay what they are: each file's real path, every symlink met on
+ * the way to it (at any level), and for an optional include that was not
+ * found, the first component of its path that does not exist. Absolute,
+ * without duplicates, in the order met. Owned by @b. */
 const GPtrArray *fsg_policy_builder_sources (FsgPolicyBuilder *b);
 
+/* Environment defaults (environ.c). */
 void fsg_env_policy_init (FsgEnvPolicy *env);
 void fsg_env_policy_clear (FsgEnvPolicy *env);
 extern const char *const fsg_env_core_names[];

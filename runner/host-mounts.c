@@ -144,6 +144,14 @@ host_flags_clear (gpointer data)
   g_free (((FsgHostFlags *) data)->path);
 }
 
+/* Left out: the runner's own mounts, and places the policy denies (a bind
+ * there would only be refused, and recorded as a denial of the run). */
+static gboolean
+skip_place (const FsgPolicy *policy, const char *path, gboolean private_tmp)
+{
+  return excluded (path, private_tmp) || fsg_policy_decide (policy, path).access == FSG_ACCESS_DENY;
+}
+
 GArray *
 fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean private_tmp)
 {
@@ -161,7 +169,7 @@ fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean pr
       const HostMount *c;
 
       if ((r->kind != FSG_RULE_WRITABLE && r->kind != FSG_RULE_READONLY) || r->path == NULL ||
-          excluded (r->path, private_tmp))
+          skip_place (policy, r->path, private_tmp))
         continue;
       c = containing (mounts, r->path);
       if (c != NULL && c->flags != 0)
@@ -176,12 +184,12 @@ fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean pr
       const HostMount *p;
       gboolean in_view = FALSE;
 
-      if (strcmp (m->path, "/") == 0 || excluded (m->path, private_tmp) || containing (mounts, m->path) != m)
+      if (strcmp (m->path, "/") == 0 || containing (mounts, m->path) != m)
         continue;
       for (guint j = 0; j < n && !in_view; j++)
         in_view = (rules[j]->kind == FSG_RULE_WRITABLE || rules[j]->kind == FSG_RULE_READONLY) &&
                   rules[j]->path != NULL && path_within (m->path, rules[j]->path);
-      if (!in_view)
+      if (!in_view || skip_place (policy, m->path, private_tmp))
         continue;
       parent = g_path_get_dirname (m->path);
       p = containing (mounts, parent);

@@ -410,10 +410,14 @@ init_on_signal (int sig)
 
 /* Bind @s->target onto itself and remount it with exactly @s->flags of
  * noexec/nosymfollow, keeping its other flags (a bind remount replaces
- * them all). A place the view does not show, or denies, needs nothing. */
+ * them all). A place the view does not show, or denies, needs nothing;
+ * once it is there, any failure stops the run (an LSM refusing the bind
+ * must not leave the place executable). */
 static int
 host_flags_step (const FsgMountStep *s)
 {
+  struct stat st;
+
   static const struct { unsigned long st, ms; } keep[] = {
     { ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
     { ST_NOATIME, MS_NOATIME }, { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
@@ -421,8 +425,10 @@ host_flags_step (const FsgMountStep *s)
   struct statfs sfs;
   unsigned long flags = s->flags;
 
-  if (mount (s->target, s->target, NULL, MS_BIND, NULL) < 0)
+  if (stat (s->target, &st) < 0)
     return errno == ENOENT || errno == EACCES || errno == ENOTDIR ? 0 : -1;
+  if (mount (s->target, s->target, NULL, MS_BIND, NULL) < 0)
+    return -1;
   if (statfs (s->target, &sfs) < 0)
     return -1;
   for (gsize i = 0; i < G_N_ELEMENTS (keep); i++)

@@ -32,6 +32,8 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -159,8 +161,15 @@ plan_host_flags (FsgRun *run, const FsgPolicy *policy, gboolean mount_tmp, GErro
   for (guint i = 0; i < places->len; i++)
     {
       const FsgHostFlags *h = &g_array_index (places, FsgHostFlags, i);
+      unsigned long flags = h->flags;
+      struct statfs sfs;
 
-      add_step (run, FSG_STEP_HOST_FLAGS, FSG_STAGE_HOST_FLAGS, NULL, h->path, NULL, h->flags, NULL);
+      /* mountinfo can list a mount that another one covers: what the host
+       * really has at the path counts too (never less than planned) */
+      if (statfs (h->path, &sfs) == 0)
+        flags |= ((sfs.f_flags & ST_NOEXEC) ? MS_NOEXEC : 0) |
+                 ((sfs.f_flags & FSG_ST_NOSYMFOLLOW) ? FSG_MS_NOSYMFOLLOW : 0);
+      add_step (run, FSG_STEP_HOST_FLAGS, FSG_STAGE_HOST_FLAGS, NULL, h->path, NULL, flags, NULL);
     }
   return TRUE;
 }

@@ -125,6 +125,7 @@ const char *fsg_stage_describe (FsgStage stage);
 #else
 # define FSG_MS_NOSYMFOLLOW MS_NOSYMFOLLOW
 #endif
+#define FSG_ST_NOSYMFOLLOW 0x2000 /* statfs f_flags, Linux 5.10 */
 
 /* A place in the view that needs a host mount's noexec/nosymfollow
  * (host-mounts.c). */

@@ -15,7 +15,7 @@
 static char *tmp_root; /* canonical */
 
 static FsgPolicy *
-policy_with (const char *rw, const char *ro)
+policy_with_deny (const char *rw, const char *ro, const char *deny)
 {
   g_autoptr(FsgPolicyBuilder) b = fsg_policy_builder_new (tmp_root, tmp_root, NULL);
   g_autoptr(GError) error = NULL;
@@ -26,9 +26,17 @@ policy_with (const char *rw, const char *ro)
     g_assert_true (fsg_policy_builder_add_rule (b, FSG_RULE_WRITABLE, rw, "--rw", &error));
   if (ro != NULL)
     g_assert_true (fsg_policy_builder_add_rule (b, FSG_RULE_READONLY, ro, "--ro", &error));
+  if (deny != NULL)
+    g_assert_true (fsg_policy_builder_add_rule (b, FSG_RULE_DENY_READ, deny, "--deny-read", &error));
   policy = fsg_policy_builder_finish (b, &error);
   g_assert_no_error (error);
   return policy;
+}
+
+static FsgPolicy *
+policy_with (const char *rw, const char *ro)
+{
+  return policy_with_deny (rw, ro, NULL);
 }
 
 /* "@T" in @text becomes the temporary root. */
@@ -87,6 +95,24 @@ test_plan (void)
   check_plan (plan, paths, flags, G_N_ELEMENTS (paths));
 }
 
+/* A place the policy denies is left out: the bind would only be refused. */
+static void
+test_denied_place (void)
+{
+  g_autofree char *rw = g_build_filename (tmp_root, "nx/work", NULL);
+  g_autofree char *deny = g_build_filename (tmp_root, "sym", NULL);
+  g_autofree char *info = subst (mountinfo);
+  g_autoptr(FsgPolicy) policy = NULL;
+  g_autoptr(GArray) plan = NULL;
+  static const char *const paths[] = { "@T/nx", "@T/with space", "@T/nx/ex", "@T/nx/work" };
+  static const unsigned long flags[] = { MS_NOEXEC, MS_NOEXEC, 0, MS_NOEXEC };
+
+  g_assert_no_errno (g_mkdir_with_parents (rw, 0755));
+  policy = policy_with_deny (rw, tmp_root, deny);
+  plan = fsg_host_flags_plan (policy, info, FALSE);
+  check_plan (plan, paths, flags, G_N_ELEMENTS (paths));
+}
+
 /* Roots on plain mounts need nothing; /proc, /dev, /sys and a private /tmp
  * are the runner's own. (The temporary root may itself be below /tmp: the
  * synthetic mountinfo has no /tmp mount except where a test adds one.) */
@@ -128,6 +154,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   tmp_root = (char *) fsg_test_scratch_dir ("host-mounts");
   g_test_add_func ("/runner/host-mounts/plan", test_plan);
+  g_test_add_func ("/runner/host-mounts/denied-place", test_denied_place);
   g_test_add_func ("/runner/host-mounts/nothing-to-do", test_nothing_to_do);
   return g_test_run ();
 }

@@ -439,6 +439,37 @@ test_include_sources (void)
     g_free ((char *) want[i]);
 }
 
+/* Symlinks at any level are sources (a command could repoint them), and
+ * so is the first missing component of an optional include, also behind a
+ * dangling symlink (a command could create it). */
+static void
+test_include_sources_symlinks (void)
+{
+  g_autoptr(FsgPolicyBuilder) b = new_builder (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *root = realpath (tmp_root, NULL);
+  g_autofree char *dir_link = tmp_path ("src2/cfg");
+  g_autofree char *dangling = tmp_path ("src2/real/dangling.ini");
+  g_autofree char *main_via_link = tmp_path ("src2/cfg/main.ini");
+  const GPtrArray *sources;
+  static const char *const rel[] = { "src2/cfg", "src2/real/main.ini", "src2/real/nodir",
+                                     "src2/real/dangling.ini", "src2/real/gone" };
+
+  fsg_test_write_file (tmp_root, "src2/real/main.ini",
+                       "[policy]\ninclude = ?nodir/x.ini;?dangling.ini\n");
+  g_assert_no_errno (symlink ("real", dir_link));
+  g_assert_no_errno (symlink ("gone/target.ini", dangling));
+  g_assert_true (fsg_policy_builder_add_file (b, main_via_link, &error));
+  g_assert_no_error (error);
+  sources = fsg_policy_builder_sources (b);
+  g_assert_cmpuint (sources->len, ==, G_N_ELEMENTS (rel));
+  for (guint i = 0; i < G_N_ELEMENTS (rel) && i < sources->len; i++)
+    {
+      g_autofree char *want = g_build_filename (root, rel[i], NULL);
+      g_assert_cmpstr (sources->pdata[i], ==, want);
+    }
+}
+
 /* '?' makes an include optional, also when it is relative to the file. */
 static void
 test_include_optional_relative (void)
@@ -1173,6 +1204,7 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/parse/defaults", test_defaults);
   g_test_add_func ("/policy/parse/crlf", test_crlf);
   g_test_add_func ("/policy/parse/include-sources", test_include_sources);
+  g_test_add_func ("/policy/parse/include-sources-symlinks", test_include_sources_symlinks);
   g_test_add_func ("/policy/parse/cli-relative", test_cli_relative);
   g_test_add_func ("/policy/parse/expansion", test_expansion);
   g_test_add_func ("/policy/parse/expansion-is-literal", test_expansion_is_literal);
