@@ -416,12 +416,11 @@ init_on_signal (int sig)
 static int
 host_flags_step (const FsgMountStep *s)
 {
-  struct stat st;
-
   static const struct { unsigned long st, ms; } keep[] = {
     { ST_RDONLY, MS_RDONLY }, { ST_NOSUID, MS_NOSUID }, { ST_NODEV, MS_NODEV },
     { ST_NOATIME, MS_NOATIME }, { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
   };
+  struct stat st;
   struct statfs sfs;
   unsigned long flags = s->flags;
 
