@@ -145,6 +145,14 @@ void fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats);
  * one line per operation that was requested. (transfer full) */
 char *fsg_fs_stats_format (const FsgFsStats *stats);
 
+/* Whether close() of @fd can never report an error on its host file
+ * system: true for the local ones, which have no flush method (ext4, xfs,
+ * btrfs, tmpfs, ramfs), and for overlayfs, which forwards it to its upper
+ * layer, a local file system under every container runtime's overlay (one
+ * on NFS or virtiofs would lose its close-time errors). Files written
+ * through kernel passthrough there get no FLUSH request at close. */
+gboolean fsg_fs_close_is_silent (int fd);
+
 /* Would a daemon in this process get kernel FUSE passthrough? (CAP_SYS_ADMIN
  * in the initial user namespace, and the kernel's ioctl.) If not, @out_reason
  * says why. (transfer full) */

@@ -735,14 +735,8 @@ host_open_flags (FsgFs *fs, int flags)
   return flags | O_CLOEXEC;
 }
 
-/* Whether close() of @fd can never fail on its host file system: true for
- * the local ones, which have no flush method (ext4, xfs, btrfs, tmpfs,
- * ramfs), and for overlayfs, which forwards it to its upper layer: a local
- * file system under every container runtime's overlay (one on NFS or
- * virtiofs would lose its close-time errors here). NFS, SMB, FUSE and
- * anything unknown can report a delayed write error at close. */
-static gboolean
-host_close_is_silent (int fd)
+gboolean
+fsg_fs_close_is_silent (int fd)
 {
   struct statfs sfs;
 
@@ -762,21 +756,23 @@ host_close_is_silent (int fd)
     }
 }
 
+/* @passthrough: this open got a backing file (fsg_passthrough_open). */
 static void
-set_open_flags (FsgFs *fs, const FsgPathState *s, int fd, struct fuse_file_info *fi)
+set_open_flags (FsgFs *fs, int fd, gboolean passthrough, struct fuse_file_info *fi)
 {
   /* Keep the page cache across opens. Read-only trees do not change
    * through the view; for writable ones FUSE_CAP_AUTO_INVAL_DATA drops
    * cached pages when the host's mtime or size changes. */
   fi->keep_cache = 1;
   /* No FLUSH round trip at close() when it could not report anything: the
-   * file was opened read-only, or it is written through kernel passthrough
-   * (the FUSE inode has no dirty pages of its own) on a host file system
-   * whose close cannot fail. Without passthrough a FLUSH also writes back
-   * mmap-dirtied pages and reports their errors, so it stays; the kernel
-   * ignores noflush with the writeback cache anyway. */
+   * file was opened read-only, or this open is served by kernel
+   * passthrough (the FUSE inode has no dirty pages of its own) on a host
+   * file system whose close cannot fail. Otherwise a FLUSH also writes back
+   * mmap-dirtied pages and reports their errors, so it stays (set-id files
+   * and failed backing opens included); the kernel ignores noflush with
+   * the writeback cache anyway. */
   if (!fs->writeback &&
-      ((fi->flags & O_ACCMODE) == O_RDONLY || (fs->passthrough && host_close_is_silent (fd))))
+      ((fi->flags & O_ACCMODE) == O_RDONLY || (passthrough && fsg_fs_close_is_silent (fd))))
     fi->noflush = 1;
 }
 
@@ -815,11 +811,9 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
    * op_release): fstat/fchmod of an open, unlinked file keep working. */
   (void) fsg_inode_pin (fs, inode);
   fi->fh = fd;
-  set_open_flags (fs, &s, fd, fi);
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
-  if (fs->passthrough)
-    (void) fsg_passthrough_open (fs, inode, fd);
+  set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, inode, fd);
@@ -866,10 +860,8 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
     }
   fi->fh = fd;
   (void) fsg_inode_pin (fs, fsg_fs_inode (fs, e.ino)); /* until op_release */
-  set_open_flags (fs, &cs, fd, fi);
   fsg_fs_audit (fs, req, "create", p, name, NULL, NULL, &cs, FALSE, 0, mode_string (fi->flags));
-  if (fs->passthrough)
-    (void) fsg_passthrough_open (fs, fsg_fs_inode (fs, e.ino), fd);
+  set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, fsg_fs_inode (fs, e.ino), fd) > 0, fi);
   if (fuse_reply_create (req, &e, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, fsg_fs_inode (fs, e.ino), fd);
