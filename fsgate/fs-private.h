@@ -88,6 +88,7 @@ struct _FsgFs
   gboolean debug;
   gboolean user_xattrs;
   gboolean hide_denied;
+  gboolean git_protect;     /* [filesystem] git = protect (git.c) */
   gboolean writeback;       /* some root is writable: ask for the writeback cache */
   gboolean is_root;         /* daemon runs with euid 0: create as the caller */
   gint64 start_time;
@@ -122,6 +123,10 @@ struct _FsgFs
   guint64 n_evictions;
 
   FsgInode *root;
+
+  /* Git protection (git.c), protected by git_lock (a leaf). */
+  GMutex git_lock;
+  GPtrArray *git_created;   /* view paths of git dirs the command made */
 
   /* Counters, updated atomically. */
   guint64 denials;
@@ -273,6 +278,20 @@ void fsg_fs_audit (FsgFs *fs,
                    int err,
                    const char *mode);
 
+/* Same, with the rule text given (git protection). */
+void fsg_fs_audit_rule (FsgFs *fs,
+                        fuse_req_t req,
+                        const char *op,
+                        FsgInode *parent,
+                        const char *name,
+                        FsgInode *parent2,
+                        const char *name2,
+                        FsgAccess access,
+                        const char *rule,
+                        gboolean denied,
+                        int err,
+                        const char *mode);
+
 /* Refuse with audit: returns -@err. */
 int fsg_fs_deny (FsgFs *fs,
                  fuse_req_t req,
@@ -281,6 +300,28 @@ int fsg_fs_deny (FsgFs *fs,
                  const char *name,
                  const FsgPathState *state,
                  int err);
+
+/* git.c: git protection (docs/security.md). Each check returns 0 or a
+ * negative errno, audited with a "git-protect: ..." rule. */
+void fsg_fs_git_init (FsgFs *fs);
+void fsg_fs_git_clear (FsgFs *fs);
+/* A denied entry with this state is hidden (ENOENT, not listed). */
+gboolean fsg_fs_hides (FsgFs *fs, const FsgPathState *state);
+/* Before creating @name in @parent (create, mknod, mkdir, symlink, link):
+ * @type is the S_IFMT of the new entry; @mode may lose its execute bits. */
+int fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+                          const char *name, mode_t type, mode_t *mode);
+/* Before writing to (open for writing, truncating) the file @inode. */
+int fsg_git_check_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode);
+/* Before a chmod of @inode to @mode. */
+int fsg_git_check_chmod (FsgFs *fs, fuse_req_t req, FsgInode *inode, mode_t mode);
+/* Before link() of @inode to a new name. */
+int fsg_git_check_link_source (FsgFs *fs, fuse_req_t req, FsgInode *inode);
+/* Rename (under ns_lock, writer side). Returns 0 to let the caller rename,
+ * 1 when it did the rename itself (a checked copy of a config file was
+ * put in place), or a negative errno. */
+int fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *name,
+                    FsgInode *np, int npfd, const char *newname, unsigned int flags);
 
 /* passthrough.c */
 gboolean fsg_passthrough_install (FsgFs *fs);

@@ -206,6 +206,7 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
           return NULL;
     }
   fs->hide_denied = fsg_policy_hide_denied (policy);
+  fsg_fs_git_init (fs);
   fs->is_root = geteuid () == 0;
   fs->start_time = g_get_real_time ();
   fs->fd_budget = raise_nofile_limit ((guint) fs->fd_budget);
@@ -491,6 +492,7 @@ fsg_fs_free (FsgFs *fs)
   g_clear_pointer (&fs->deny_ids, g_hash_table_unref);
   g_clear_pointer (&fs->stubs, g_hash_table_unref);
   g_clear_pointer (&fs->stub_parents, g_hash_table_unref);
+  fsg_fs_git_clear (fs);
   if (fs->done_fd >= 0)
     close (fs->done_fd);
   g_free (fs->saved_groups);

@@ -634,7 +634,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
     }
   if (state.access == FSG_ACCESS_DENY)
     return fsg_fs_deny (fs, req, op ? op : "lookup", parent, name, &state,
-                        fs->hide_denied ? ENOENT : EACCES);
+                        fsg_fs_hides (fs, &state) ? ENOENT : EACCES);
   if (state.flags & FSG_STATE_SYNTHETIC)
     return synth_entry (fs, parent, name, FSG_INODE_SYNTH, state, stub_anc, e);
 
@@ -857,10 +857,24 @@ fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
               const char *name, FsgInode *parent2, const char *name2,
               const FsgPathState *state, gboolean denied, int err, const char *mode)
 {
+  g_autofree char *rule = NULL;
+
+  if (state != NULL && (denied || fs->audit_level == FSG_AUDIT_ALL) &&
+      (fs->audit_fd >= 0 || fs->audit_func != NULL))
+    rule = fsg_path_state_describe (fs->policy, state);
+  fsg_fs_audit_rule (fs, req, op, parent, name, parent2, name2,
+                     state ? state->access : FSG_ACCESS_ABSENT, rule, denied, err, mode);
+}
+
+void
+fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+                   const char *name, FsgInode *parent2, const char *name2,
+                   FsgAccess access, const char *rule, gboolean denied, int err,
+                   const char *mode)
+{
   FsgAuditEvent ev = { 0 };
   g_autofree char *path = NULL;
   g_autofree char *path2 = NULL;
-  g_autofree char *rule = NULL;
   g_autofree char *comm = NULL;
   const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
 
@@ -874,8 +888,6 @@ fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   path = fsg_inode_path (fs, parent, name);
   if (parent2 != NULL)
     path2 = fsg_inode_path (fs, parent2, name2);
-  if (state != NULL)
-    rule = fsg_path_state_describe (fs->policy, state);
   if (ctx != NULL)
     comm = read_comm (ctx->pid);
 
@@ -884,7 +896,7 @@ fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   ev.path = path;
   ev.path2 = path2;
   ev.denied = denied;
-  ev.access = state ? state->access : FSG_ACCESS_ABSENT;
+  ev.access = access;
   ev.rule = rule;
   ev.err = err;
   ev.mode = mode;

@@ -324,6 +324,10 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 
   if ((r = writable_error (inode, &s)) < 0)
     return reply_err (req, fsg_fs_deny (fs, req, "setattr", inode, NULL, &s, -r));
+  if ((valid & FUSE_SET_ATTR_SIZE) && (r = fsg_git_check_write (fs, req, "setattr", inode)) < 0)
+    return reply_err (req, r);
+  if ((valid & FUSE_SET_ATTR_MODE) && (r = fsg_git_check_chmod (fs, req, inode, attr->st_mode)) < 0)
+    return reply_err (req, r);
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
   proc_fd_path (proc, sizeof proc, fd);
@@ -452,6 +456,10 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
 
   if ((r = check_entry (fs, req, op, p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
+  if ((r = fsg_git_check_create (fs, req, op, p, name,
+                                 kind == MAKE_DIR ? S_IFDIR : kind == MAKE_SYMLINK ? S_IFLNK : (mode & S_IFMT),
+                                 &mode)) < 0)
+    return reply_err (req, r);
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
   g_rw_lock_reader_lock (&fs->ns_lock);
@@ -562,6 +570,9 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newna
   if (fsg_fs_is_denied_id (fs, inode->dev, inode->ino))
     return reply_err (req, fsg_fs_deny (fs, req, "link", inode, NULL, &s, EACCES));
   if ((r = check_entry (fs, req, "link", np, newname, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  if ((r = fsg_git_check_link_source (fs, req, inode)) < 0 ||
+      (r = fsg_git_check_create (fs, req, "link", np, newname, S_IFREG, NULL)) < 0)
     return reply_err (req, r);
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
@@ -686,6 +697,15 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
       fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, TRUE, EXDEV, NULL);
       return reply_err (req, r);
     }
+  /* Git protection may refuse, or install a checked copy itself. */
+  r = fsg_git_rename (fs, req, p, pfd, name, np, npfd, newname, flags);
+  if (r != 0)
+    {
+      g_rw_lock_writer_unlock (&fs->ns_lock);
+      if (r > 0)
+        fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, FALSE, 0, NULL);
+      return reply_err (req, r > 0 ? 0 : r);
+    }
   if (syscall (SYS_renameat2, pfd, name, npfd, newname, flags) < 0)
     {
       r = -errno;
@@ -796,6 +816,8 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, TRUE, -r, mode_string (fi->flags));
       return reply_err (req, r);
     }
+  if (write && (r = fsg_git_check_write (fs, req, "open", inode)) < 0)
+    return reply_err (req, r);
   if ((pathfd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, pathfd);
   proc_fd_path (proc, sizeof proc, pathfd);
@@ -839,6 +861,8 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
   mode = strip_mode (req, mode & 07777, FALSE);
+  if ((r = fsg_git_check_create (fs, req, "create", p, name, S_IFREG, &mode)) < 0)
+    return reply_err (req, r);
   /* O_NOFOLLOW: a symlink planted at @name after the negative lookup is
    * never followed on the host. */
   g_rw_lock_reader_lock (&fs->ns_lock);
@@ -1039,7 +1063,7 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
             type = DT_DIR;
           else if (cs.access == FSG_ACCESS_DENY)
             {
-              if (!fs->hide_denied)
+              if (!fsg_fs_hides (fs, &cs))
                 dir_add (d, names[i], 0, DT_UNKNOWN, TRUE);
               continue;
             }
@@ -1082,7 +1106,7 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
         continue;
       if (cs.access == FSG_ACCESS_DENY || fsg_fs_is_denied_id (fs, inode->dev, de->d_ino))
         {
-          if (!fs->hide_denied)
+          if (!fsg_fs_hides (fs, &cs))
             dir_add (d, de->d_name, fsg_fs_map_ino (fs, inode->dev, de->d_ino), de->d_type, TRUE);
           continue;
         }

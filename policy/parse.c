@@ -149,6 +149,7 @@ static const SchemaKey schema[] = {
   { "filesystem", "deny-read", TRUE },
   { "filesystem", "deny-write", TRUE },
   { "filesystem", "hide-denied", FALSE },
+  { "filesystem", "git", FALSE },
   { "network", "allow", FALSE },
   { "process", "timeout", FALSE },
   { "process", "kill-after", FALSE },
@@ -719,6 +720,15 @@ check_setting (const char *key, const char *value, const char *where, GError **e
           return FALSE;
         }
     }
+  else if (strcmp (key, "git") == 0)
+    {
+      if (strcmp (value, "protect") != 0 && strcmp (value, "off") != 0)
+        {
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                       "%s: '%s' is not one of protect, off", where, value);
+          return FALSE;
+        }
+    }
   else if (strcmp (key, "inherit") == 0)
     {
       if (strcmp (value, "core") != 0 && strcmp (value, "all") != 0 && strcmp (value, "none") != 0)
@@ -1177,7 +1187,8 @@ fsg_policy_builder_set (FsgPolicyBuilder *b, const char *key, const char *value,
 {
   g_autofree char *where = g_strdup (flag);
   static const char *const keys[] = { "timeout", "kill-after", "output-cap", "allow",
-                                      "hide-denied", "inherit", "exclude", "set", "include-only" };
+                                      "hide-denied", "inherit", "exclude", "set", "include-only",
+                                      "git" };
   gboolean known = FALSE;
 
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
@@ -1357,6 +1368,8 @@ apply_setting (FsgPolicy *policy, const Entry *e)
     parse_bool (v, &policy->network);
   else if (strcmp (k, "hide-denied") == 0)
     parse_bool (v, &policy->hide_denied);
+  else if (strcmp (k, "git") == 0)
+    policy->git_protect = strcmp (v, "off") != 0;
   else if (strcmp (k, "inherit") == 0)
     policy->env.inherit = strcmp (v, "all") == 0    ? FSG_ENV_INHERIT_ALL
                           : strcmp (v, "none") == 0 ? FSG_ENV_INHERIT_NONE
@@ -1383,9 +1396,29 @@ apply_entries (FsgPolicy *policy, GPtrArray *entries, GError **error)
   return TRUE;
 }
 
+typedef struct
+{
+  FsgPolicyBuilder *b;
+  FsgPolicy *policy;
+} GitAdd;
+
+/* Git discovery (git.c) adds its rules as the last layer. */
+static gboolean
+git_add_rule (gpointer data, FsgRuleKind kind, const char *path, const char *origin, GError **error)
+{
+  GitAdd *g = data;
+  g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func (entry_free);
+  g_autofree char *raw = kind == FSG_RULE_DENY_WRITE && path[0] == '/' ? fsg_glob_escape (path)
+                                                                        : g_strdup (path);
+
+  return add_rule_value (g->b, entries, kind, raw, FALSE, origin, origin, FSG_ORIGIN_PROFILE, error) &&
+         apply_entries (g->policy, entries, error);
+}
+
 FsgPolicy *
 fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
 {
+  GitAdd git_add = { b, NULL };
   g_autoptr(FsgPolicy) policy = fsg_policy_new_empty ();
   g_autoptr(GPtrArray) profile_entries = g_ptr_array_new_with_free_func (entry_free);
   g_autoptr(GPtrArray) literal = g_ptr_array_new ();
@@ -1405,6 +1438,9 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
   if (!apply_entries (policy, profile_entries, error) ||
       !apply_entries (policy, b->file_entries, error) ||
       !apply_entries (policy, b->cli_entries, error))
+    return NULL;
+  git_add.policy = policy;
+  if (!fsg_policy_git_discover (policy, b->home, git_add_rule, &git_add, error))
     return NULL;
 
   policy->pub_rules = g_new0 (const FsgRule *, policy->rules->len + 1);

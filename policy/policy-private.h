@@ -131,6 +131,7 @@ struct _FsgPolicy
   const FsgRule **pub_rules;
   gboolean network;
   gboolean hide_denied;
+  gboolean git_protect;
   guint64 timeout_ms;
   guint64 kill_after_ms;
   guint64 output_cap;
@@ -163,6 +164,12 @@ char **fsg_path_split (const char *path);
  * found, the first component of its path that does not exist. Absolute,
  * without duplicates, in the order met. Owned by @b. */
 const GPtrArray *fsg_policy_builder_sources (FsgPolicyBuilder *b);
+
+/* Git discovery at build time (git.c): adds rules through @add. */
+typedef gboolean (*FsgGitAddRule) (gpointer data, FsgRuleKind kind, const char *path,
+                                   const char *origin, GError **error);
+gboolean fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
+                                  gpointer data, GError **error);
 
 /* Environment defaults (environ.c). */
 void fsg_env_policy_init (FsgEnvPolicy *env);

@@ -164,6 +164,7 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   set_list (kf, "filesystem", "deny-read", lists[FSG_RULE_DENY_READ]);
   set_list (kf, "filesystem", "deny-write", lists[FSG_RULE_DENY_WRITE]);
   g_key_file_set_string (kf, "filesystem", "hide-denied", policy->hide_denied ? "true" : "false");
+  g_key_file_set_string (kf, "filesystem", "git", policy->git_protect ? "protect" : "off");
   g_key_file_set_string (kf, "network", "allow", policy->network ? "true" : "false");
   g_key_file_set_string (kf, "process", "timeout", timeout);
   g_key_file_set_string (kf, "process", "kill-after", kill_after);

@@ -203,6 +203,8 @@ const char *const *fsg_policy_literal_deny_read (const FsgPolicy *policy);
 
 gboolean fsg_policy_network_allowed (const FsgPolicy *policy);
 gboolean fsg_policy_hide_denied (const FsgPolicy *policy);
+/* [filesystem] git = protect (TRUE, the default) or off. */
+gboolean fsg_policy_git_protect (const FsgPolicy *policy);
 guint64 fsg_policy_timeout_ms (const FsgPolicy *policy);    /* 0: none */
 guint64 fsg_policy_kill_after_ms (const FsgPolicy *policy); /* default 2000 */
 guint64 fsg_policy_output_cap (const FsgPolicy *policy);    /* bytes, default 1 MiB */
@@ -224,6 +226,24 @@ const char *fsg_rule_kind_to_key (FsgRuleKind kind); /* "writable", "readonly", 
 /* "deny-read ~/.ssh (profile workspace-write)", "ancestor of writable /p (--rw)",
  * "no rule: not under any root". (transfer full) */
 char *fsg_path_state_describe (const FsgPolicy *policy, const FsgPathState *state);
+
+/* ---- Git protection (git.c) --------------------------------------------- */
+
+/* Called for every variable of a git config file: @var is
+ * "section[.subsection].key" with section and key in lower case, @value
+ * NULL for a key without "=". */
+typedef void (*FsgGitConfigFunc) (const char *var, const char *value, gpointer user_data);
+/* Parse git config text the way git does. FALSE on a syntax error (git
+ * itself refuses such a file), with the line in @out_line. */
+gboolean fsg_git_config_scan (const char *data, gsize len, FsgGitConfigFunc func,
+                              gpointer user_data, guint *out_line);
+/* Does this variable make git run a program (docs/security.md lists them)? */
+gboolean fsg_git_config_var_runs_program (const char *var, const char *value);
+/* The first program-running variable of a config file ("core.fsmonitor"),
+ * "a syntax error on line N", or NULL when the file is safe. (transfer full) */
+char *fsg_git_config_find_program (const char *data, gsize len);
+/* Names in a hooks directory that git never runs ("pre-commit.sample"). */
+gboolean fsg_git_is_sample_name (const char *name);
 
 /* ---- Values shared with the command line ------------------------------- */
 
