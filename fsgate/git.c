@@ -193,6 +193,26 @@ is_hooks_dir (FsgFs *fs, FsgInode *dir)
   return r;
 }
 
+static gboolean
+is_redirect_name (const char *n)
+{
+  return strcmp (n, "commondir") == 0 || strcmp (n, "gitdir") == 0;
+}
+
+/* commondir and gitdir belong in a linked worktree's admin dir,
+ * <common>/worktrees/<id>/ (git worktree add writes them there). */
+static gboolean
+redirect_allowed (FsgFs *fs, FsgInode *dir)
+{
+  g_autofree char *wname = NULL;
+
+  g_mutex_lock (&fs->lock);
+  if (dir->parent != NULL)
+    wname = g_strdup (dir->parent->name);
+  g_mutex_unlock (&fs->lock);
+  return wname != NULL && strcmp (wname, "worktrees") == 0;
+}
+
 /* ---- Content checks ------------------------------------------------------ */
 
 /* Read a regular file of at most CONFIG_MAX bytes. */
@@ -394,7 +414,7 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
     }
 
   if (!is_config_name (name) && !is_signature_name (name) && strcmp (name, "hooks") != 0 &&
-      strcmp (name, ".git") != 0)
+      strcmp (name, ".git") != 0 && !is_redirect_name (name))
     return 0;
   if ((pfd = fsg_pin (&pin, fs, parent)) < 0)
     return 0; /* the operation itself will fail */
@@ -411,6 +431,9 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
   if (strcmp (name, "hooks") == 0 && type == S_IFLNK && gitdir_like (pname, pfd))
     return git_deny (fs, req, op, parent, pname, name, "the hooks of a git dir may not be a symlink",
                      EPERM);
+  if (is_redirect_name (name) && gitdir_like (pname, pfd) && !redirect_allowed (fs, parent))
+    return git_deny (fs, req, op, parent, pname, name,
+                     "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
   return check_becomes_gitdir (fs, req, op, parent, pname, pfd, name);
 }
 
@@ -434,6 +457,9 @@ fsg_git_check_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode)
   if (is_config_name (name) && gitdir_like (pname, pfd))
     r = git_deny (fs, req, op, p, pname, name,
                   "written only by renaming a checked file over it (git's config.lock)", EPERM);
+  else if (is_redirect_name (name) && gitdir_like (pname, pfd) && !redirect_allowed (fs, p))
+    r = git_deny (fs, req, op, p, pname, name,
+                  "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
   else if (pname != NULL && strcmp (pname, "hooks") == 0 && is_hooks_dir (fs, p))
     {
       struct stat st;
@@ -620,6 +646,10 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
         }
       return 0;
     }
+
+  if (is_redirect_name (newname) && gitdir_like (npname, npfd) && !redirect_allowed (fs, np))
+    return git_deny (fs, req, "rename", np, npname, newname,
+                     "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
 
   if (strcmp (newname, ".git") == 0 && S_ISDIR (st.st_mode))
     {
