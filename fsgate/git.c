@@ -355,7 +355,21 @@ record_created (FsgFs *fs, FsgInode *parent, const char *name)
   for (guint i = 0; i < fs->git_created->len; i++)
     if (strcmp (fs->git_created->pdata[i], path) == 0)
       goto out;
-  g_ptr_array_add (fs->git_created, g_steal_pointer (&path));
+  g_ptr_array_add (fs->git_created, g_strdup (path));
+  g_mutex_unlock (&fs->git_lock);
+  /* for fsgate-run's report (git_dirs_created): an event that is not a
+   * denial, sent whatever the audit level */
+  if (fs->audit_func != NULL)
+    {
+      FsgAuditEvent ev = { 0 };
+
+      ev.time_us = g_get_real_time ();
+      ev.op = "git-dir-created";
+      ev.path = path;
+      ev.access = FSG_ACCESS_RW;
+      fs->audit_func (&ev, fs->audit_data);
+    }
+  return;
 out:
   g_mutex_unlock (&fs->git_lock);
 }

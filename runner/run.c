@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "runner/run.h"
+#include "runner/git-report.h"
 
 #include "common/fsg-util.h"
 #include "fsgate/audit.h"
@@ -90,6 +91,7 @@ typedef struct
   GString *audit_buf;
   JsonArray *denials;
   guint64 n_denials;
+  JsonArray *git_dirs; /* git_dirs_created (git-report.c) */
 
   struct termios saved_tio;
   gboolean tio_saved;
@@ -264,7 +266,11 @@ daemon_audit (const FsgAuditEvent *event, gpointer user_data)
   g_autofree char *line = NULL;
 
   if (!event->denied)
-    return;
+    {
+      if (g_strcmp0 (event->op, FSG_GIT_DIR_CREATED) == 0)
+        fsg_git_report_event (fd, event);
+      return;
+    }
   b = json_builder_new ();
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "source");
@@ -440,6 +446,10 @@ read_audit (FsgRun *run)
       g_autoptr(JsonParser) parser = json_parser_new ();
 
       if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
+          && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
+          && fsg_git_report_take (run->git_dirs, json_parser_get_root (parser)))
+        ; /* a git dir the command made, not a denial */
+      else if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
           && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         add_denial (run, json_node_copy (json_parser_get_root (parser)));
       else
@@ -1122,6 +1132,7 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->denials));
   json_builder_set_member_name (b, "denials_total");
   json_builder_add_int_value (b, run->n_denials);
+  fsg_git_report_add (b, run->git_dirs);
   json_builder_set_member_name (b, "seccomp_notify");
   json_builder_add_boolean_value (b, !run->notify_unavailable);
   json_builder_set_member_name (b, "policy");
@@ -1247,6 +1258,7 @@ run_clear (FsgRun *run)
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denials, json_array_unref);
+  g_clear_pointer (&run->git_dirs, json_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   if (run->capturing)
     {
@@ -1300,6 +1312,7 @@ fsg_run (const FsgRunOptions *opts)
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
+  run->git_dirs = json_array_new ();
   run->to_pty = g_byte_array_new ();
 
   /* Fail before anything starts when the basics are missing. */
