@@ -77,8 +77,12 @@ fsg_cmd_explain (int argc, char **argv)
       g_autofree char *path = g_canonicalize_filename (argv[i], cwd);
       FsgPathState state = fsg_policy_decide (policy, path);
       g_autofree char *why = fsg_path_state_describe (policy, &state);
+      g_autofree char *git = state.access == FSG_ACCESS_RW ? fsg_policy_git_explain (policy, path)
+                                                           : NULL;
 
       printf ("%-6s  %s  %s\n", fsg_access_to_string (state.access), path, why);
+      if (git != NULL)
+        printf ("        %s\n", git);
       if (state.access < FSG_ACCESS_RO)
         status = 1;
     }

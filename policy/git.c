@@ -257,7 +257,7 @@ fsg_git_config_var_runs_program (const char *var, const char *value)
   if ((strcmp (key, "fsmonitor") == 0 || has_suffix (key, "pager")) && is_bool_value (value))
     return FALSE;
   if (strcmp (section, "pager") == 0)
-    return TRUE;
+    return !is_bool_value (value);
   for (guint i = 0; program_keys[i]; i++)
     if (strcmp (key, program_keys[i]) == 0)
       return TRUE;
@@ -306,7 +306,7 @@ fsg_git_config_scan (const char *data, gsize len, FsgGitConfigFunc func, gpointe
           baselen = var->len;
           continue;
         }
-      if (!g_ascii_isalpha (c) || baselen == 0)
+      if (!g_ascii_isalpha (c))
         break;
       g_string_truncate (var, baselen);
       g_string_append_c (var, (char) g_ascii_tolower (c));
@@ -599,4 +599,73 @@ fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
         return FALSE;
     }
   return TRUE;
+}
+
+/* ---- Explaining ------------------------------------------------------------ */
+
+static gboolean
+exists_in (const char *dir, const char *name)
+{
+  g_autofree char *p = g_build_filename (dir, name, NULL);
+  struct stat st;
+
+  return lstat (p, &st) == 0;
+}
+
+/* The daemon's test (fsgate/git.c): named .git, or a shape git accepts. */
+static gboolean
+looks_gitdir (const char *dir)
+{
+  g_autofree char *base = g_path_get_basename (dir);
+
+  return strcmp (base, ".git") == 0 ||
+         (exists_in (dir, "objects") && exists_in (dir, "refs")) ||
+         (exists_in (dir, "HEAD") && exists_in (dir, "commondir"));
+}
+
+char *
+fsg_policy_git_explain (const FsgPolicy *policy, const char *path)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *dbase = NULL;
+  g_autofree char *gdir = NULL;
+
+  if (!policy->git_protect || strcmp (path, "/") == 0)
+    return NULL;
+  dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
+  dbase = g_path_get_basename (dir);
+  gdir = g_path_get_dirname (dir);
+
+  if (strcmp (dbase, "hooks") == 0 && looks_gitdir (gdir))
+    {
+      if (fsg_git_is_sample_name (base))
+        return g_strdup_printf ("git-protect: hooks/%s: a sample, git never runs it", base);
+      return g_strdup_printf ("git-protect: hooks/%s: a hook git would run: never executable, "
+                              "no symlink, no hard link (files made here lose their execute bits)",
+                              base);
+    }
+  if (!looks_gitdir (dir))
+    {
+      if (strcmp (base, "HEAD") == 0 || strcmp (base, "objects") == 0 || strcmp (base, "refs") == 0 ||
+          strcmp (base, "commondir") == 0)
+        return g_strdup_printf ("git-protect: %s/%s: if it makes %s a git dir, its config and hooks "
+                                "are checked first", dbase, base, dir);
+      if (strcmp (base, ".git") == 0)
+        return g_strdup ("git-protect: .git: a git dir made here gets the same protection; "
+                         "a .git dir renamed here is checked first");
+      return NULL;
+    }
+  if (strcmp (base, "config") == 0 || strcmp (base, "config.worktree") == 0)
+    return g_strdup_printf ("git-protect: %s/%s: written only by renaming a checked file over it "
+                            "(git's %s.lock), never with a program-running key; no link, no "
+                            "symlink", dbase, base, base);
+  if (strcmp (base, "hooks") == 0)
+    return g_strdup_printf ("git-protect: %s/hooks: never a symlink, never an executable hook",
+                            dbase);
+  if (strcmp (base, "commondir") == 0 || strcmp (base, "gitdir") == 0)
+    return g_strdup_printf ("git-protect: %s/%s: a redirection, written only in a linked "
+                            "worktree's worktrees/<id>/", dbase, base);
+  return NULL;
 }

@@ -54,6 +54,7 @@ struct _FsgPolicyBuilder
    * fsg_policy_builder_sources(). fsgate-run makes them all deny-write. */
   GPtrArray *sources;
   gboolean finished;
+  gboolean git_discover; /* look for repositories around writable roots (git.c) */
 };
 
 static void
@@ -203,9 +204,13 @@ fsg_policy_builder_new_for_process (void)
       struct passwd *pw = getpwuid (getuid ());
       home = pw && pw->pw_dir && g_path_is_absolute (pw->pw_dir) ? pw->pw_dir : "/";
     }
+  FsgPolicyBuilder *b;
+
   if (runtime && !g_path_is_absolute (runtime))
     runtime = NULL;
-  return fsg_policy_builder_new (cwd, home, runtime);
+  b = fsg_policy_builder_new (cwd, home, runtime);
+  b->git_discover = TRUE;
+  return b;
 }
 
 void
@@ -224,6 +229,12 @@ fsg_policy_builder_free (FsgPolicyBuilder *b)
   g_ptr_array_unref (b->include_stack);
   g_ptr_array_unref (b->sources);
   g_free (b);
+}
+
+void
+fsg_policy_builder_set_git_discovery (FsgPolicyBuilder *b, gboolean discover)
+{
+  b->git_discover = discover;
 }
 
 /* ---- Values ------------------------------------------------------------ */
@@ -1440,7 +1451,7 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
       !apply_entries (policy, b->cli_entries, error))
     return NULL;
   git_add.policy = policy;
-  if (!fsg_policy_git_discover (policy, b->home, git_add_rule, &git_add, error))
+  if (b->git_discover && !fsg_policy_git_discover (policy, b->home, git_add_rule, &git_add, error))
     return NULL;
 
   policy->pub_rules = g_new0 (const FsgRule *, policy->rules->len + 1);

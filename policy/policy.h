@@ -122,6 +122,12 @@ FsgPolicyBuilder *fsg_policy_builder_new (const char *cwd,
  * passwd entry), $XDG_RUNTIME_DIR. */
 FsgPolicyBuilder *fsg_policy_builder_new_for_process (void);
 void fsg_policy_builder_free (FsgPolicyBuilder *builder);
+/* With git = protect, look at the repositories that contain each writable
+ * root when finishing: their git dirs and common dirs outside the roots
+ * become writable, core.hooksPath directories and global git config files
+ * under writable roots deny-write (docs/policy.md, git). On for
+ * fsg_policy_builder_new_for_process(), off otherwise. */
+void fsg_policy_builder_set_git_discovery (FsgPolicyBuilder *builder, gboolean discover);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgPolicyBuilder, fsg_policy_builder_free)
 
 /* The base profile; overrides any `profile =` in policy files. */
@@ -242,6 +248,9 @@ gboolean fsg_git_config_var_runs_program (const char *var, const char *value);
 /* The first program-running variable of a config file ("core.fsmonitor"),
  * "a syntax error on line N", or NULL when the file is safe. (transfer full) */
 char *fsg_git_config_find_program (const char *data, gsize len);
+/* What git protection does to @path (an absolute path), looked up on the
+ * host like the view does, or NULL. For `fsgate explain`. (transfer full) */
+char *fsg_policy_git_explain (const FsgPolicy *policy, const char *path);
 /* Names in a hooks directory that git never runs ("pre-commit.sample"). */
 gboolean fsg_git_is_sample_name (const char *name);
 

@@ -147,4 +147,11 @@ is "denials name the git-protect rule in the report" \
   "$(json_get "$TESTDIR/rep.json" '"; ".join(sorted(set(d["rule"].split(":")[0] + ":" + d["rule"].split(":")[1] for d in r["denials"])))')" \
   "git-protect: .git/commondir; git-protect: .git/config"
 
+FSGATE=${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate
+is "fsgate explain explains the git-protect rules" \
+  "$(cd "$TESTDIR/rep" && "$FSGATE" explain repo/.git/commondir repo/.git/config repo/.git/hooks/pre-commit | grep -o 'git-protect: [^:]*')" \
+  "git-protect: .git/commondir
+git-protect: .git/config
+git-protect: hooks/pre-commit"
+
 done_testing

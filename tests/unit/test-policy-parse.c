@@ -69,7 +69,7 @@ static const ErrorCase error_cases[] = {
     "pol.ini:2: unknown group [bogus] (known: [policy], [filesystem]" },
   { "unknown-key", "[filesystem]\nreadonly = /\nwriteable = /tmp\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:3: unknown key 'writeable' in [filesystem] (known: writable, readonly, deny-read, "
-    "deny-write, hide-denied)" },
+    "deny-write, hide-denied, git)" },
   { "unknown-key-in-other-group", "[network]\ntimeout = 1s\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:2: unknown key 'timeout' in [network] (known: allow)" },
   { "localised-key", "[network]\nallow[de] = true\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
