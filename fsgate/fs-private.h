@@ -305,8 +305,9 @@ int fsg_fs_deny (FsgFs *fs,
  * negative errno, audited with a "git-protect: ..." rule. */
 void fsg_fs_git_init (FsgFs *fs);
 void fsg_fs_git_clear (FsgFs *fs);
-/* A denied entry with this state is hidden (ENOENT, not listed). */
-gboolean fsg_fs_hides (FsgFs *fs, const FsgPathState *state);
+/* A denied entry of @parent with this state is hidden (ENOENT, not
+ * listed): hide-denied, or a name pattern inside a git working tree. */
+gboolean fsg_fs_hides (FsgFs *fs, FsgInode *parent, const FsgPathState *state);
 /* Before creating @name in @parent (create, mknod, mkdir, symlink, link):
  * @type is the S_IFMT of the new entry; @mode may lose its execute bits. */
 int fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,

@@ -76,15 +76,54 @@ fsg_fs_git_dirs_created (FsgFs *fs)
   return (char **) g_ptr_array_free (out, FALSE);
 }
 
+/* Is the directory @dir in a git working tree (a .git entry in it or in
+ * one of its ancestors in the view)? Walks the view's parent chain, fd by
+ * fd; only asked for denied names. */
+static gboolean
+in_worktree (FsgFs *fs, FsgInode *dir)
+{
+  FsgInode *cur = dir;
+  gboolean found = FALSE;
+
+  g_mutex_lock (&fs->lock);
+  cur->pins++;
+  g_mutex_unlock (&fs->lock);
+  for (guint depth = 0; cur != NULL && depth < 4096 && !found; depth++)
+    {
+      FsgInode *next;
+      int fd = fsg_inode_pin (fs, cur);
+      struct stat st;
+
+      if (fd >= 0)
+        {
+          found = fstatat (fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0;
+          fsg_inode_unpin (fs, cur);
+        }
+      g_mutex_lock (&fs->lock);
+      next = cur->parent;
+      if (next != NULL && next->kind == FSG_INODE_HOST)
+        next->pins++;
+      else
+        next = NULL;
+      g_mutex_unlock (&fs->lock);
+      fsg_inode_unpin (fs, cur);
+      cur = next;
+    }
+  if (cur != NULL)
+    fsg_inode_unpin (fs, cur);
+  return found;
+}
+
 gboolean
-fsg_fs_hides (FsgFs *fs, const FsgPathState *s)
+fsg_fs_hides (FsgFs *fs, FsgInode *parent, const FsgPathState *s)
 {
   if (fs->hide_denied)
     return TRUE;
-  /* Names denied by a name pattern (.env, *.pem) sit inside checkouts: git
-   * status, add -A, stash and clean must walk past them. */
+  /* Names denied by a name pattern (.env, *.pem) inside a git working
+   * tree: git status, add -A, stash and clean must walk past them. */
   return fs->git_protect && s != NULL && s->access == FSG_ACCESS_DENY && s->rule != NULL &&
-         s->rule->kind == FSG_RULE_DENY_READ && !s->rule->anchored;
+         s->rule->kind == FSG_RULE_DENY_READ && !s->rule->anchored &&
+         parent->kind == FSG_INODE_HOST && in_worktree (fs, parent);
 }
 
 /* ---- Shapes ------------------------------------------------------------ */

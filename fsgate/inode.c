@@ -634,7 +634,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
     }
   if (state.access == FSG_ACCESS_DENY)
     return fsg_fs_deny (fs, req, op ? op : "lookup", parent, name, &state,
-                        fsg_fs_hides (fs, &state) ? ENOENT : EACCES);
+                        fsg_fs_hides (fs, parent, &state) ? ENOENT : EACCES);
   if (state.flags & FSG_STATE_SYNTHETIC)
     return synth_entry (fs, parent, name, FSG_INODE_SYNTH, state, stub_anc, e);
 

@@ -1063,7 +1063,7 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
             type = DT_DIR;
           else if (cs.access == FSG_ACCESS_DENY)
             {
-              if (!fsg_fs_hides (fs, &cs))
+              if (!fsg_fs_hides (fs, inode, &cs))
                 dir_add (d, names[i], 0, DT_UNKNOWN, TRUE);
               continue;
             }
@@ -1106,7 +1106,7 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
         continue;
       if (cs.access == FSG_ACCESS_DENY || fsg_fs_is_denied_id (fs, inode->dev, de->d_ino))
         {
-          if (!fsg_fs_hides (fs, &cs))
+          if (!fsg_fs_hides (fs, inode, &cs))
             dir_add (d, de->d_name, fsg_fs_map_ino (fs, inode->dev, de->d_ino), de->d_type, TRUE);
           continue;
         }
