@@ -252,6 +252,106 @@ redirect_allowed (FsgFs *fs, FsgInode *dir)
   return wname != NULL && strcmp (wname, "worktrees") == 0;
 }
 
+typedef struct
+{
+  char *value;
+} HooksPath;
+
+static void
+hooks_path_cb (const char *var, const char *value, gpointer data)
+{
+  HooksPath *h = data;
+
+  if (strcmp (var, "core.hookspath") == 0 && value != NULL)
+    {
+      g_free (h->value);
+      h->value = g_strdup (value); /* the last one wins, as in git */
+    }
+}
+
+static char *read_checked (int fd, gsize *out_len);
+
+/* core.hooksPath of the git dir @gfd's config, or NULL. */
+static char *
+read_hooks_path (int gfd)
+{
+  fsg_autofd int fd = openat (gfd, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  g_autofree char *data = NULL;
+  HooksPath h = { NULL };
+  gsize len = 0;
+
+  if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
+    return NULL;
+  fsg_git_config_scan (data, len, hooks_path_cb, &h, NULL);
+  return h.value;
+}
+
+/* Is @dir the core.hooksPath directory of the repository whose working
+ * tree holds it (the nearest .git directory above it in the view)? The
+ * repositories around writable roots were resolved when the policy was
+ * built (their hooksPath is deny-write); this covers the ones found deeper,
+ * and is asked only when something executable appears. */
+static gboolean
+is_hookspath_dir (FsgFs *fs, FsgInode *dir)
+{
+  FsgInode *cur = dir;
+  g_autofree char *hp = NULL;
+  g_autofree char *wpath = NULL;
+  gboolean done = FALSE;
+
+  if (dir->kind != FSG_INODE_HOST)
+    return FALSE;
+  g_mutex_lock (&fs->lock);
+  cur->pins++;
+  g_mutex_unlock (&fs->lock);
+  for (guint depth = 0; cur != NULL && depth < 4096 && !done; depth++)
+    {
+      FsgInode *next;
+      int fd = fsg_inode_pin (fs, cur);
+      struct stat st;
+
+      if (fd >= 0)
+        {
+          if (fstatat (fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
+            {
+              done = TRUE; /* the nearest working tree */
+              if (S_ISDIR (st.st_mode))
+                {
+                  fsg_autofd int gfd = openat (fd, ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                  if (gfd >= 0 && (hp = read_hooks_path (gfd)) != NULL && hp[0] != '\0')
+                    wpath = fsg_inode_path (fs, cur, NULL);
+                }
+            }
+          fsg_inode_unpin (fs, cur);
+        }
+      if (done)
+        break;
+      g_mutex_lock (&fs->lock);
+      next = cur->parent;
+      if (next != NULL && next->kind == FSG_INODE_HOST)
+        next->pins++;
+      else
+        next = NULL;
+      g_mutex_unlock (&fs->lock);
+      fsg_inode_unpin (fs, cur);
+      cur = next;
+    }
+  if (cur != NULL)
+    fsg_inode_unpin (fs, cur);
+  if (wpath != NULL)
+    {
+      g_autofree char *expanded = g_str_has_prefix (hp, "~/")
+                                    ? g_build_filename (g_get_home_dir (), hp + 2, NULL)
+                                    : g_strdup (hp);
+      g_autofree char *target = g_canonicalize_filename (expanded, wpath);
+      g_autofree char *dpath = fsg_inode_path (fs, dir, NULL);
+
+      return strcmp (target, dpath) == 0;
+    }
+  return FALSE;
+}
+
 /* ---- Content checks ------------------------------------------------------ */
 
 /* Read a regular file of at most CONFIG_MAX bytes. */
@@ -465,6 +565,18 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
         }
       return 0;
     }
+  if ((type == S_IFLNK || is_link || (type == S_IFREG && mode != NULL && (*mode & 0111))) &&
+      is_hookspath_dir (fs, parent))
+    {
+      if (type == S_IFLNK || is_link)
+        return git_deny (fs, req, op, parent, pname, name,
+                         "core.hooksPath: a hook git would run; hooks may only be plain files", EPERM);
+      *mode &= ~(mode_t) 0111;
+      fsg_fs_audit_rule (fs, req, op, parent, name, NULL, NULL, FSG_ACCESS_RW,
+                         "git-protect: core.hooksPath: created without execute permission", FALSE, 0,
+                         NULL);
+      return 0;
+    }
 
   if (!is_config_name (name) && !is_signature_name (name) && strcmp (name, "hooks") != 0 &&
       strcmp (name, ".git") != 0 && !is_redirect_name (name))
@@ -520,6 +632,15 @@ fsg_git_check_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode)
       if (fstatat (pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0111))
         r = git_deny (fs, req, op, p, "hooks", name, "an executable hook git would run", EPERM);
     }
+  else
+    {
+      struct stat st;
+
+      if (fstatat (pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0111) &&
+          is_hookspath_dir (fs, p))
+        r = git_deny (fs, req, op, p, pname, name,
+                      "core.hooksPath: an executable hook git would run", EPERM);
+    }
   parent_unpin (fs, p);
   return r;
 }
@@ -543,9 +664,10 @@ fsg_git_check_chmod (FsgFs *fs, fuse_req_t req, FsgInode *inode, mode_t mode)
   if (p == NULL)
     return 0;
   pname = inode_name (fs, p);
-  if (pname != NULL && strcmp (pname, "hooks") == 0 && is_hooks_dir (fs, p) &&
-      fstatat (pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (mode & 0111 & ~st.st_mode))
-    r = git_deny (fs, req, "setattr", p, "hooks", name,
+  if (fstatat (pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (mode & 0111 & ~st.st_mode) &&
+      ((pname != NULL && strcmp (pname, "hooks") == 0 && is_hooks_dir (fs, p)) ||
+       is_hookspath_dir (fs, p)))
+    r = git_deny (fs, req, "setattr", p, pname, name,
                   "making a hook executable would let git run it", EPERM);
   parent_unpin (fs, p);
   return r;
@@ -571,8 +693,9 @@ fsg_git_check_link_source (FsgFs *fs, fuse_req_t req, FsgInode *inode)
   if (is_config_name (name) && gitdir_like (pname, pfd))
     r = git_deny (fs, req, "link", p, pname, name,
                   "another name would let it be changed unchecked", EPERM);
-  else if (pname != NULL && strcmp (pname, "hooks") == 0 && is_hooks_dir (fs, p))
-    r = git_deny (fs, req, "link", p, "hooks", name,
+  else if ((pname != NULL && strcmp (pname, "hooks") == 0 && is_hooks_dir (fs, p)) ||
+           is_hookspath_dir (fs, p))
+    r = git_deny (fs, req, "link", p, pname, name,
                   "another name would let the hook be made executable", EPERM);
   parent_unpin (fs, p);
   return r;
@@ -681,6 +804,11 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
                          "another name would let the hook be made executable", EPERM);
       return 0;
     }
+
+  if ((S_ISLNK (st.st_mode) || (S_ISREG (st.st_mode) && ((st.st_mode & 0111) || st.st_nlink > 1))) &&
+      is_hookspath_dir (fs, np))
+    return git_deny (fs, req, "rename", np, npname, newname,
+                     "core.hooksPath: a hook git would run", EPERM);
 
   if (strcmp (newname, "hooks") == 0 && gitdir_like (npname, npfd))
     {

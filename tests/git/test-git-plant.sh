@@ -26,8 +26,10 @@ echo s > "$TESTDIR/src/s"
 git -C "$TESTDIR/src" add s
 git -C "$TESTDIR/src" commit -qm src
 
-# fixture DIR: DIR/repo (with sub/dir, a submodule sm) and its linked
-# worktree DIR/wt, all inside DIR, the workspace.
+# fixture DIR [hookspath]: DIR/repo (with sub/dir, a submodule sm, and a
+# nested repository nested/ whose config has core.hooksPath = .husky) and
+# its linked worktree DIR/wt, all inside DIR, the workspace. With
+# "hookspath", repo itself has core.hooksPath = .hk.
 fixture () {
   local d=$1
   mkdir -p "$d"
@@ -39,12 +41,20 @@ fixture () {
   git -C "$d/repo" submodule -q add "$TESTDIR/src" sm 2>/dev/null
   git -C "$d/repo" commit -qm sm
   git -C "$d/repo" worktree add -q "$d/wt" 2>/dev/null
+  git init -q "$d/repo/nested"
+  git -C "$d/repo/nested" config core.hooksPath .husky
+  mkdir "$d/repo/nested/.husky"
+  git -C "$d/repo/nested" commit -q --allow-empty -m nested
+  if [ "${2:-}" = hookspath ]; then
+    git -C "$d/repo" config core.hooksPath .hk
+    mkdir "$d/repo/.hk"
+  fi
 }
 
 # probes DIR: the host's git in every place; prints nothing itself.
 probes () {
   local d=$1 w
-  for w in repo repo/sub/dir repo/sm wt repo/sub/dir/x; do
+  for w in repo repo/sub/dir repo/sm wt repo/sub/dir/x repo/nested; do
     [ -d "$d/$w" ] || continue
     (cd "$d/$w" && git status >/dev/null 2>&1 && git commit -q --allow-empty -m probe >/dev/null 2>&1) </dev/null
   done
@@ -58,7 +68,7 @@ n_case=0
 plant () {
   local name=$1 script=$2 ctl="$TESTDIR/c$n_case" sbx="$TESTDIR/s$n_case"
   n_case=$((n_case + 1))
-  fixture "$ctl"
+  fixture "$ctl" "${3:-}"
   # $M is set in the script: fsgate-run does not pass the environment on
   (cd "$ctl" && sh -c "M='$TESTDIR/mark-c$n_case'; $script" >/dev/null 2>&1)
   probes "$ctl"
@@ -67,7 +77,7 @@ plant () {
   else
     not_ok "control: $name runs a program as the host user without the sandbox"
   fi
-  fixture "$sbx"
+  fixture "$sbx" "${3:-}"
   (cd "$sbx" && run_fsg ${GIT_PLANT_POLICY:+--policy "$GIT_PLANT_POLICY"} \
      --json "$TESTDIR/r$n_case.json" \
      -- sh -c "M='$TESTDIR/mark-s$n_case'; $script" >"$TESTDIR/out$n_case" 2>&1)
@@ -110,6 +120,12 @@ plant "a config.lock left open and written after the rename" \
   "$P cp repo/.git/config c; python3 -c 'import os; f=open(\"c\",\"a\"); os.rename(\"c\",\"repo/.git/config\"); f.write(\"[core]\\n\\tfsmonitor = \" + os.getcwd() + \"/p\\n\"); f.close()'"
 plant "core.hooksPath to a planted dir" \
   "mkdir hk; $HOOK > hk/pre-commit; chmod +x hk/pre-commit; git -C repo config core.hooksPath \$PWD/hk"
+plant "a hook in the existing core.hooksPath of the workspace's repository" \
+  "$HOOK > repo/.hk/pre-commit; chmod +x repo/.hk/pre-commit" hookspath
+plant "a hook moved into the existing core.hooksPath of a nested repository" \
+  "$HOOK > h; chmod +x h; mv h repo/nested/.husky/pre-commit"
+plant "a hook written in the existing core.hooksPath of a nested repository" \
+  "$HOOK > repo/nested/.husky/post-commit; chmod +x repo/nested/.husky/post-commit"
 plant "include.path to a planted file" \
   "$P printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > inc; git -C repo config include.path \$PWD/inc"
 plant "config.worktree with extensions.worktreeConfig" \
