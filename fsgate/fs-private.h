@@ -127,6 +127,8 @@ struct _FsgFs
   /* Git protection (git.c), protected by git_lock (a leaf). */
   GMutex git_lock;
   GPtrArray *git_created;   /* view paths of git dirs the command made */
+  GMutex git_op_lock;       /* held across the check and the change of a
+                             * git-relevant operation; taken before ns_lock */
 
   /* Counters, updated atomically. */
   guint64 denials;
@@ -308,6 +310,20 @@ void fsg_fs_git_clear (FsgFs *fs);
 /* A denied entry of @parent with this state is hidden (ENOENT, not
  * listed): hide-denied, or a name pattern inside a git working tree. */
 gboolean fsg_fs_hides (FsgFs *fs, FsgInode *parent, const FsgPathState *state);
+/* Held from before the checks below to after the change they allow, so
+ * that no other change of the same kind slips in between (making a
+ * directory a git dir while a config is renamed into it). Taken only for
+ * the names git protection looks at; always before ns_lock. Use
+ * `fsg_autogit FsgGitLock l = fsg_git_lock (...)`. */
+typedef struct
+{
+  FsgFs *fs;
+  gboolean held;
+} FsgGitLock;
+FsgGitLock fsg_git_lock (FsgFs *fs, FsgInode *parent, const char *name,
+                         FsgInode *parent2, const char *name2, gboolean always);
+void fsg_git_unlock (FsgGitLock *lock);
+#define fsg_autogit __attribute__ ((cleanup (fsg_git_unlock)))
 /* Before creating @name in @parent (create, mknod, mkdir, symlink, link):
  * @type is the S_IFMT of the new entry; @mode may lose its execute bits. */
 int fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,

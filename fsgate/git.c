@@ -51,6 +51,7 @@ fsg_fs_git_init (FsgFs *fs)
 {
   fs->git_protect = fsg_policy_git_protect (fs->policy);
   g_mutex_init (&fs->git_lock);
+  g_mutex_init (&fs->git_op_lock);
   fs->git_created = g_ptr_array_new_with_free_func (g_free);
 }
 
@@ -61,6 +62,7 @@ fsg_fs_git_clear (FsgFs *fs)
     return;
   g_clear_pointer (&fs->git_created, g_ptr_array_unref);
   g_mutex_clear (&fs->git_lock);
+  g_mutex_clear (&fs->git_op_lock);
 }
 
 char **
@@ -470,6 +472,48 @@ check_gitdir_contents (int dfd)
       return check_hooks_entries (hfd);
     }
   return NULL;
+}
+
+/* ---- Serialising ---------------------------------------------------------- */
+
+static gboolean
+is_watched (FsgFs *fs, FsgInode *parent, const char *name)
+{
+  gboolean hooks;
+
+  if (parent == NULL || name == NULL)
+    return FALSE;
+  if (is_config_name (name) || is_signature_name (name) || is_redirect_name (name) ||
+      strcmp (name, "hooks") == 0 || strcmp (name, ".git") == 0)
+    return TRUE;
+  g_mutex_lock (&fs->lock);
+  hooks = g_strcmp0 (parent->name, "hooks") == 0;
+  g_mutex_unlock (&fs->lock);
+  return hooks;
+}
+
+FsgGitLock
+fsg_git_lock (FsgFs *fs, FsgInode *parent, const char *name, FsgInode *parent2,
+              const char *name2, gboolean always)
+{
+  FsgGitLock l = { fs, FALSE };
+
+  if (!fs->git_protect)
+    return l;
+  if (always || is_watched (fs, parent, name) || is_watched (fs, parent2, name2))
+    {
+      g_mutex_lock (&fs->git_op_lock);
+      l.held = TRUE;
+    }
+  return l;
+}
+
+void
+fsg_git_unlock (FsgGitLock *l)
+{
+  if (l->held)
+    g_mutex_unlock (&l->fs->git_op_lock);
+  l->held = FALSE;
 }
 
 /* ---- Refusing and recording --------------------------------------------- */

@@ -321,6 +321,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
   char proc[64];
   struct stat st;
   int r, fd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, NULL, NULL, NULL, NULL, (valid & FUSE_SET_ATTR_MODE) != 0);
 
   if ((r = writable_error (inode, &s)) < 0)
     return reply_err (req, fsg_fs_deny (fs, req, "setattr", inode, NULL, &s, -r));
@@ -453,6 +454,7 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
   FsgPathState cs;
   long made = -1;
   int r, pfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, p, name, NULL, NULL, FALSE);
 
   if ((r = check_entry (fs, req, op, p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
@@ -562,6 +564,7 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newna
   FsgPathState cs;
   char proc[64];
   int r, fd, npfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, np, newname, NULL, NULL, TRUE);
 
   /* A new name must not give more rights than the source has: only files
    * that are writable and visible where they are may be linked. */
@@ -660,6 +663,7 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
   fsg_autopin FsgPin pin = { 0 };
   fsg_autopin FsgPin npin = { 0 };
   int r, pfd, npfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, p, name, np, newname, FALSE);
 
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
     return reply_err (req, -EINVAL);
@@ -855,6 +859,7 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   struct stat st;
   fsg_autopin FsgPin pin = { 0 };
   int fd, r, pfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, p, name, NULL, NULL, FALSE);
 
   if ((r = check_entry (fs, req, "create", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
