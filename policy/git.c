@@ -520,7 +520,8 @@ fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
     {
       g_autofree char *dir = g_strdup (writable->pdata[i]);
 
-      /* the repository that contains this root, if any */
+      /* the repositories that contain this root: core.hooksPath of each;
+       * git dirs of the one whose working tree is the root */
       for (;;)
         {
           g_autofree char *dotgit = g_build_filename (dir, ".git", NULL);
@@ -543,14 +544,24 @@ fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
             {
               g_hash_table_add (seen, g_strdup (gitdir));
               common = common_dir_of (gitdir);
-              /* git dirs outside the workspace: writable, with the same
-               * protection as any git dir in the view */
-              if (!under_writable (policy, gitdir) && g_file_test (gitdir, G_FILE_TEST_IS_DIR) &&
-                  !add (data, FSG_RULE_WRITABLE, gitdir, "git-protect: git dir of a repository in the workspace", error))
-                return FALSE;
-              if (!under_writable (policy, common) && g_file_test (common, G_FILE_TEST_IS_DIR) &&
-                  !add (data, FSG_RULE_WRITABLE, common, "git-protect: common dir of a repository in the workspace", error))
-                return FALSE;
+              /* The working tree is this writable root (a linked worktree,
+               * a submodule): its git dirs outside the workspace become
+               * writable, with the same protection as any git dir in the
+               * view. Not for a repository above the root (a dotfiles
+               * repository in ~): its other files are outside the
+               * workspace, and a command able to move its refs could
+               * have the host's next checkout write them. */
+              if (strcmp (dir, writable->pdata[i]) == 0)
+                {
+                  if (!under_writable (policy, gitdir) && g_file_test (gitdir, G_FILE_TEST_IS_DIR) &&
+                      !add (data, FSG_RULE_WRITABLE, gitdir,
+                            "git-protect: git dir of the repository of a writable root", error))
+                    return FALSE;
+                  if (!under_writable (policy, common) && g_file_test (common, G_FILE_TEST_IS_DIR) &&
+                      !add (data, FSG_RULE_WRITABLE, common,
+                            "git-protect: common dir of the repository of a writable root", error))
+                    return FALSE;
+                }
               hooks = g_ptr_array_new_with_free_func (g_free);
               cfg = g_build_filename (common, "config", NULL);
               wcfg = g_build_filename (gitdir, "config.worktree", NULL);

@@ -127,7 +127,7 @@ ok"
 is "the commit is in the main repository" "$(git -C "$TESTDIR/m" log --format=%s -1 lw2) $(git -C "$TESTDIR/m" fsck --no-progress 2>&1 && echo fsck-ok)" "lw fsck-ok"
 is "its config stayed protected" "$(git -C "$TESTDIR/m" config core.fsmonitor || echo unset)" "unset"
 is "explain names where the git dirs came from" \
-  "$(cd "$TESTDIR/lw" && "${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate" explain "$TESTDIR/m/.git/refs" | awk '{print $1}') $(cd "$TESTDIR/lw" && "${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate" explain "$TESTDIR/m/.git/refs" | grep -c 'git-protect: common dir')" \
+  "$(cd "$TESTDIR/lw" && "${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate" explain "$TESTDIR/m/.git/refs" | awk '{print $1}') $(cd "$TESTDIR/lw" && "${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate" explain "$TESTDIR/m/.git/refs" | grep -c "git-protect: common dir")" \
   "rw 1"
 
 done_testing
