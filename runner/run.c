@@ -446,12 +446,12 @@ read_audit (FsgRun *run)
       g_autoptr(JsonParser) parser = json_parser_new ();
 
       if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
-          && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
-          && fsg_git_report_take (run->git_dirs, json_parser_get_root (parser)))
-        ; /* a git dir the command made, not a denial */
-      else if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
           && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        add_denial (run, json_node_copy (json_parser_get_root (parser)));
+        {
+          /* a git dir the command made is not a denial */
+          if (!fsg_git_report_take (run->git_dirs, json_parser_get_root (parser)))
+            add_denial (run, json_node_copy (json_parser_get_root (parser)));
+        }
       else
         run->n_denials++; /* never lose a denial, even one we cannot show */
       g_string_erase (run->audit_buf, 0, len + 1);
