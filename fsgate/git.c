@@ -604,7 +604,7 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
           /* git init and clone copy template hooks: keep them inert */
           *mode &= ~(mode_t) 0111;
           fsg_fs_audit_rule (fs, req, op, parent, name, NULL, NULL, FSG_ACCESS_RW,
-                             "git-protect: hooks: created without execute permission", FALSE, 0,
+                             "git-protect: hooks: created without execute permission", TRUE, EPERM,
                              NULL);
         }
       return 0;
@@ -617,7 +617,7 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
                          "core.hooksPath: a hook git would run; hooks may only be plain files", EPERM);
       *mode &= ~(mode_t) 0111;
       fsg_fs_audit_rule (fs, req, op, parent, name, NULL, NULL, FSG_ACCESS_RW,
-                         "git-protect: core.hooksPath: created without execute permission", FALSE, 0,
+                         "git-protect: core.hooksPath: created without execute permission", TRUE, EPERM,
                          NULL);
       return 0;
     }

@@ -454,7 +454,10 @@ hooks_path_cb (const char *var, const char *value, gpointer data)
 {
   HooksPaths *h = data;
 
-  if (value && *value && strcmp (var, "core.hookspath") == 0)
+  /* init.templateDir: the hooks of every repository the host creates
+   * later are copied from there */
+  if (value && *value &&
+      (strcmp (var, "core.hookspath") == 0 || strcmp (var, "init.templatedir") == 0))
     g_ptr_array_add (h->hooks_paths, g_strdup (value));
 }
 
@@ -595,7 +598,18 @@ fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
       const char *h = global_hooks->pdata[j];
       g_autofree char *pattern = NULL;
 
-      if (g_path_is_absolute (h) || h[0] == '~' || h[0] == '\0')
+      if (g_path_is_absolute (h) || h[0] == '~')
+        {
+          g_autofree char *e = expand_home (h, home);
+          g_autofree char *abs = g_canonicalize_filename (e, "/");
+
+          if (under_writable (policy, abs) &&
+              !add (data, FSG_RULE_DENY_WRITE, abs,
+                    "git-protect: core.hooksPath or init.templateDir of the global git config", error))
+            return FALSE;
+          continue;
+        }
+      if (h[0] == '\0')
         continue;
       if (strstr (h, "..") != NULL)
         continue; /* resolved per repository above */

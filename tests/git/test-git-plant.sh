@@ -155,6 +155,26 @@ plant "a clone with a template holding an executable hook" \
 plant "a hook made executable after a plain write" \
   "$HOOK > repo/.git/hooks/pre-commit; chmod 755 repo/.git/hooks/pre-commit"
 
+# init.templateDir of the host's global config inside the workspace: the
+# hooks of every repository the host makes later come from there.
+for mode in c s; do
+  mkdir -p "$TESTDIR/t$mode/tpl/hooks"
+  git config --global init.templateDir "$TESTDIR/t$mode/tpl"
+  script="M='$TESTDIR/mark-t$mode'; $HOOK > tpl/hooks/post-commit; chmod +x tpl/hooks/post-commit"
+  if [ $mode = c ]; then
+    (cd "$TESTDIR/tc" && sh -c "$script") >/dev/null 2>&1
+  else
+    (cd "$TESTDIR/ts" && run_fsg ${GIT_PLANT_POLICY:+--policy "$GIT_PLANT_POLICY"} -- sh -c "$script") >/dev/null 2>&1
+  fi
+  git init -q "$TESTDIR/t$mode/later"
+  (cd "$TESTDIR/t$mode/later" && git commit -q --allow-empty -m x) </dev/null >/dev/null 2>&1
+  git config --global --unset init.templateDir
+done
+check "control: a hook planted in the global init.templateDir runs in a repository made later" \
+  test -s "$TESTDIR/mark-tc"
+check "fsgate-run: a hook planted in the global init.templateDir planted nothing" \
+  test ! -e "$TESTDIR/mark-ts"
+
 # The denials carry the rule and reach the report.
 cd "$TESTDIR" && mkdir -p rep && cd rep
 fixture "$TESTDIR/rep"
