@@ -45,6 +45,7 @@
 #endif
 
 #define CONFIG_MAX (1024 * 1024)
+#define GIT_CREATED_MAX 1000
 
 void
 fsg_fs_git_init (FsgFs *fs)
@@ -535,6 +536,8 @@ record_created (FsgFs *fs, FsgInode *parent, const char *name)
   g_autofree char *path = fsg_inode_path (fs, parent, name);
 
   g_mutex_lock (&fs->git_lock);
+  if (fs->git_created->len >= GIT_CREATED_MAX)
+    goto out; /* a bounded report: the first ones */
   for (guint i = 0; i < fs->git_created->len; i++)
     if (strcmp (fs->git_created->pdata[i], path) == 0)
       goto out;
