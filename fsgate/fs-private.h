@@ -280,7 +280,7 @@ void fsg_fs_audit (FsgFs *fs,
                    int err,
                    const char *mode);
 
-/* Same, with the rule text given (git protection). */
+/* Same, with the rule text given (git protection, git.c). */
 void fsg_fs_audit_rule (FsgFs *fs,
                         fuse_req_t req,
                         const char *op,

@@ -475,6 +475,81 @@ check_gitdir_contents (int dfd)
   return NULL;
 }
 
+/* ---- Audit ---------------------------------------------------------------- */
+
+static char *
+caller_comm (pid_t pid)
+{
+  char path[64];
+  char buf[64];
+  fsg_autofd int fd = -1;
+  ssize_t n;
+
+  if (pid <= 0)
+    return NULL;
+  snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return NULL;
+  n = FSG_RETRY (read (fd, buf, sizeof buf - 1));
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  if (buf[n - 1] == '\n')
+    buf[n - 1] = '\0';
+  return g_strdup (buf);
+}
+
+/* fsg_fs_audit() with the rule given as text (the deciding rule of git
+ * protection is no policy rule). */
+void
+fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+                   const char *name, FsgInode *parent2, const char *name2,
+                   FsgAccess access, const char *rule, gboolean denied, int err,
+                   const char *mode)
+{
+  FsgAuditEvent ev = { 0 };
+  g_autofree char *path = NULL;
+  g_autofree char *path2 = NULL;
+  g_autofree char *comm = NULL;
+  const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
+
+  if (denied)
+    __atomic_fetch_add (&fs->denials, 1, __ATOMIC_RELAXED);
+  if (!denied && fs->audit_level != FSG_AUDIT_ALL)
+    return;
+  if (fs->audit_fd < 0 && fs->audit_func == NULL)
+    return;
+
+  path = fsg_inode_path (fs, parent, name);
+  if (parent2 != NULL)
+    path2 = fsg_inode_path (fs, parent2, name2);
+  if (ctx != NULL)
+    comm = caller_comm (ctx->pid);
+
+  ev.time_us = g_get_real_time ();
+  ev.op = op;
+  ev.path = path;
+  ev.path2 = path2;
+  ev.denied = denied;
+  ev.access = access;
+  ev.rule = rule;
+  ev.err = err;
+  ev.mode = mode;
+  ev.pid = ctx ? ctx->pid : 0;
+  ev.comm = comm;
+
+  if (fs->audit_fd >= 0)
+    {
+      g_autofree char *json = fsg_audit_event_to_json (&ev);
+      g_autofree char *line = g_strconcat (json, "\n", NULL);
+
+      (void) fsg_write_all (fs->audit_fd, line, strlen (line));
+    }
+  if (fs->audit_func != NULL)
+    fs->audit_func (&ev, fs->audit_data);
+}
+
 /* ---- Serialising ---------------------------------------------------------- */
 
 static gboolean

@@ -857,24 +857,10 @@ fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
               const char *name, FsgInode *parent2, const char *name2,
               const FsgPathState *state, gboolean denied, int err, const char *mode)
 {
-  g_autofree char *rule = NULL;
-
-  if (state != NULL && (denied || fs->audit_level == FSG_AUDIT_ALL) &&
-      (fs->audit_fd >= 0 || fs->audit_func != NULL))
-    rule = fsg_path_state_describe (fs->policy, state);
-  fsg_fs_audit_rule (fs, req, op, parent, name, parent2, name2,
-                     state ? state->access : FSG_ACCESS_ABSENT, rule, denied, err, mode);
-}
-
-void
-fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
-                   const char *name, FsgInode *parent2, const char *name2,
-                   FsgAccess access, const char *rule, gboolean denied, int err,
-                   const char *mode)
-{
   FsgAuditEvent ev = { 0 };
   g_autofree char *path = NULL;
   g_autofree char *path2 = NULL;
+  g_autofree char *rule = NULL;
   g_autofree char *comm = NULL;
   const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
 
@@ -888,6 +874,8 @@ fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   path = fsg_inode_path (fs, parent, name);
   if (parent2 != NULL)
     path2 = fsg_inode_path (fs, parent2, name2);
+  if (state != NULL)
+    rule = fsg_path_state_describe (fs->policy, state);
   if (ctx != NULL)
     comm = read_comm (ctx->pid);
 
@@ -896,7 +884,7 @@ fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   ev.path = path;
   ev.path2 = path2;
   ev.denied = denied;
-  ev.access = access;
+  ev.access = state ? state->access : FSG_ACCESS_ABSENT;
   ev.rule = rule;
   ev.err = err;
   ev.mode = mode;
