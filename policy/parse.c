@@ -198,14 +198,13 @@ fsg_policy_builder_new_for_process (void)
   g_autofree char *cwd = g_get_current_dir ();
   const char *home = g_getenv ("HOME");
   const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
+  FsgPolicyBuilder *b;
 
   if (home == NULL || !g_path_is_absolute (home))
     {
       struct passwd *pw = getpwuid (getuid ());
       home = pw && pw->pw_dir && g_path_is_absolute (pw->pw_dir) ? pw->pw_dir : "/";
     }
-  FsgPolicyBuilder *b;
-
   if (runtime && !g_path_is_absolute (runtime))
     runtime = NULL;
   b = fsg_policy_builder_new (cwd, home, runtime);

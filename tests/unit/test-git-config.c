@@ -152,6 +152,7 @@ test_git_oracle (void)
       g_autofree char *file = g_build_filename (dir, "config", NULL);
       g_autoptr(GString) ours = g_string_new (NULL);
       g_autofree char *theirs = NULL;
+      g_autofree char *shown = g_strescape (s->text, NULL);
       const char *argv[] = { git, "config", "--file", file, "--list", NULL };
       const char *envp[] = { "GIT_CONFIG_NOSYSTEM=1", "HOME=/nonexistent", "PATH=/usr/bin:/bin", NULL };
       gboolean parsed;
@@ -161,8 +162,6 @@ test_git_oracle (void)
       parsed = fsg_git_config_scan (s->text, strlen (s->text), collect_cb, ours, NULL);
       g_assert_true (g_spawn_sync (NULL, (char **) argv, (char **) envp, G_SPAWN_STDERR_TO_DEV_NULL,
                                    NULL, NULL, &theirs, NULL, &status, NULL));
-      g_autofree char *shown = g_strescape (s->text, NULL);
-
       g_test_message ("sample %u (%s): git %s, ours %s", i, shown, status == 0 ? "reads it" : "refuses it",
                       parsed ? "reads it" : "refuses it");
       g_assert_cmpint (status == 0, ==, parsed);
