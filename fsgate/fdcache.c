@@ -211,6 +211,7 @@ fsg_fdcache_probe_handles (FsgFs *fs)
   while (g_hash_table_iter_next (&it, NULL, &v))
     {
       int fd = GPOINTER_TO_INT (v) - 1;
+      fsg_autofd int dfd = -1;
       FsgHandleBuf buf;
       int mount_id, t;
 
@@ -219,7 +220,12 @@ fsg_fdcache_probe_handles (FsgFs *fs)
         continue; /* this filesystem has no handles */
       if (g_hash_table_contains (fs->mount_fds, GINT_TO_POINTER (mount_id)))
         continue;
-      t = open_by_handle_at (fd, &buf.fh, O_PATH | O_CLOEXEC);
+      /* open_by_handle_at() wants a real fd of the mount, not an O_PATH
+       * one: the root directory itself, opened without following. */
+      dfd = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0)
+        continue; /* a file root */
+      t = open_by_handle_at (dfd, &buf.fh, O_PATH | O_CLOEXEC);
       if (t < 0)
         {
           if (errno == EPERM)
@@ -231,7 +237,8 @@ fsg_fdcache_probe_handles (FsgFs *fs)
           continue;
         }
       close (t);
-      g_hash_table_insert (fs->mount_fds, GINT_TO_POINTER (mount_id), GINT_TO_POINTER (fd + 1));
+      g_hash_table_insert (fs->mount_fds, GINT_TO_POINTER (mount_id), GINT_TO_POINTER (dfd + 1));
+      dfd = -1;
     }
 }
 

@@ -141,9 +141,10 @@ struct _FsgFs
 
   /* Immutable after fsg_fs_new(). */
   GHashTable *root_fds;     /* canonical root path -> fd + 1, opened before mounting */
-  GHashTable *mount_fds;    /* mount id -> root fd + 1 (borrowed from root_fds)
-                             * for open_by_handle_at(); empty when the daemon
-                             * may not or cannot use file handles */
+  GHashTable *mount_fds;    /* mount id -> fd + 1 of a root directory on it
+                             * (O_RDONLY: open_by_handle_at() refuses O_PATH
+                             * fds); empty when the daemon may not or cannot
+                             * use file handles */
   GHashTable *deny_ids;     /* FsgDevIno of literal deny-read paths */
   GHashTable *stubs;        /* stub view paths */
   GHashTable *stub_parents; /* view path of a proper ancestor of a stub -> GPtrArray of names */

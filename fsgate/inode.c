@@ -1009,10 +1009,12 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode)
     {
       fuse_ino_t id;
 
-      if (s == inode || s->retired)
+      if (s == inode)
         continue;
       /* Out of the table: the next lookup of its names makes a new view
-       * inode, with the host's attributes and an empty page cache. */
+       * inode, with the host's attributes and an empty page cache. Told
+       * again if retired already: the caller may be a FLUSH whose close()
+       * must not return before the kernel dropped the caches. */
       if (s->hashed)
         {
           g_hash_table_remove (fs->inodes, s);
