@@ -174,12 +174,15 @@ hardlink_sequence (const char *base)
   g_autofree char *f = in (base, "hl/sub/f");
   g_autofree char *g = in (base, "hl/g");
   g_autofree char *sub = in (base, "hl/sub");
-  g_autofree char *first = NULL, *via_f = NULL, *via_g = NULL;
+  g_autofree char *first = NULL, *via_f = NULL, *via_g = NULL, *linked = NULL;
   struct stat sf, sg;
 
   g_assert_no_errno (g_mkdir_with_parents (sub, 0755));
   write_path (f, "aaaa\n", O_TRUNC);
   g_assert_no_errno (link (f, g));
+  g_assert_no_errno (stat (f, &sf));
+  g_assert_no_errno (stat (g, &sg));
+  linked = g_strdup_printf ("%d,%d", (int) sf.st_nlink, (int) sg.st_nlink);
   first = read_path (g);                /* caches hl/g's pages */
   write_path (f, "bbbb\n", O_TRUNC);    /* rewrites through hl/sub/f */
   write_path (g, "cc\n", O_APPEND);     /* appends through hl/g */
@@ -187,8 +190,8 @@ hardlink_sequence (const char *base)
   via_g = read_path (g);
   g_assert_no_errno (stat (f, &sf));
   g_assert_no_errno (stat (g, &sg));
-  return g_strdup_printf ("first=%s f=%s g=%s nlink=%d,%d same-ino=%d size=%d,%d", first, via_f,
-                          via_g, (int) sf.st_nlink, (int) sg.st_nlink, sf.st_ino == sg.st_ino,
+  return g_strdup_printf ("linked=%s first=%s f=%s g=%s nlink=%d,%d same-ino=%d size=%d,%d", linked,
+                          first, via_f, via_g, (int) sf.st_nlink, (int) sg.st_nlink, sf.st_ino == sg.st_ino,
                           (int) sf.st_size, (int) sg.st_size);
 }
 
@@ -205,7 +208,7 @@ test_hardlink_writes (void)
   /* Positive control: the host filesystem itself. */
   native_base = in (v->tmp, "native");
   native = hardlink_sequence (native_base);
-  g_assert_cmpstr (native, ==, "first=aaaa\n f=bbbb\ncc\n g=bbbb\ncc\n nlink=2,2 same-ino=1 size=8,8");
+  g_assert_cmpstr (native, ==, "linked=2,2 first=aaaa\n f=bbbb\ncc\n g=bbbb\ncc\n nlink=2,2 same-ino=1 size=8,8");
 
   view_mount (v, NULL, 0);
   viewed = hardlink_sequence (v->view);
