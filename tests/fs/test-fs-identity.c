@@ -103,11 +103,32 @@ view_mount (View *v, const char *ro, guint fd_budget)
   g_assert_true (fsg_fs_start (v->fs, &error));
 }
 
+/* Wait until the kernel's asynchronous RELEASEDIR requests for every
+ * directory opened so far are served (a session stopped before would not
+ * free them; every OPENDIR here succeeds). */
+static void
+view_settle (View *v)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      FsgFsStats st;
+
+      fsg_fs_get_stats (v->fs, &st);
+      if (st.op_requests[FSG_FS_OP_RELEASEDIR] == st.op_requests[FSG_FS_OP_OPENDIR])
+        return;
+      g_usleep (1000);
+    }
+  g_test_fail_printf ("RELEASEDIR requests still missing after 10 s");
+}
+
 static void
 view_free (View *v)
 {
   if (v->fs != NULL)
     {
+      view_settle (v);
       fsg_fs_stop (v->fs);
       g_clear_pointer (&v->fs, fsg_fs_free);
     }
