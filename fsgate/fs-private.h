@@ -56,7 +56,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum
+typedef enum /* stored in a guint8 */
 {
   FSG_INODE_HOST,  /* backed by a host file through an O_PATH fd */
   FSG_INODE_SYNTH, /* synthetic directory: an ancestor of roots (or of stubs) */
@@ -86,38 +86,40 @@ struct _FsgName
 struct _FsgInode
 {
   /* Immutable after creation. */
-  FsgInodeKind kind;
+  guint8 kind;        /* FsgInodeKind */
+  guint8 fd_permanent; /* never evicted (the view root, roots below a
+                        * synthetic parent: they cannot be reopened) */
+  guint8 stub_anc;    /* the view path is "/" or an ancestor of a stub dir */
+  /* Protected by fs->lock (shared and retired are also read without it). */
+  guint8 hashed;      /* present in fs->inodes */
+  guint8 in_lru;
+  guint8 retired;     /* a sibling changed the host file: unhashed, so the
+                       * next lookup makes a fresh view inode; opens of
+                       * this one bypass the page cache */
+  guint8 shared;      /* siblings exist */
+  /* Immutable after creation (fields ordered to pack: ~170 bytes). */
+  guint16 type;       /* S_IFMT bits */
+  int mount_id;       /* of @handle: a key of fs->mount_fds */
   dev_t dev;          /* host identity; 0 for synthetic inodes */
   ino_t ino;
   guint64 btime;      /* host birth time in ns (0 if unknown): catches inode
                        * number reuse when an evicted fd is reopened */
-  mode_t type;        /* S_IFMT bits */
-  gboolean fd_permanent; /* never evicted (the view root, roots below a
-                          * synthetic parent: they cannot be reopened) */
   guint64 generation;
   guint64 fake_ino;   /* st_ino shown for synthetic inodes */
-  gboolean stub_anc;  /* the view path is "/" or an ancestor of a stub dir */
   struct file_handle *handle; /* for reopening, NULL when none */
-  int mount_id;       /* of @handle: a key of fs->mount_fds */
 
   /* Protected by fs->lock. */
   FsgPathState state; /* the decision for the primary name */
   guint64 nlookup;    /* kernel references (LOOKUP minus FORGET) */
   guint nchildren;    /* names whose parent is this inode */
-  FsgName *names;     /* primary first; NULL only for the view root */
   guint n_names;
+  FsgName *names;     /* primary first; NULL only for the view root */
   char *synth_key;    /* key in fs->synth, or NULL */
-  gboolean hashed;    /* present in fs->inodes */
-  FsgInode *sib_next; /* next view inode of the same host non-directory */
-  gboolean in_ids;    /* in fs->ids */
-  gboolean retired;   /* a sibling changed the host file: unhashed, so the
-                       * next lookup makes a fresh view inode; opens of
-                       * this one bypass the page cache */
-  gboolean shared;    /* siblings exist (also read without the lock) */
+  FsgInode *sib_next; /* ring of the view inodes of one host non-directory */
+  FsgInode *sib_prev; /* (NULL when alone) */
   /* The fd cache, also protected by fs->lock. */
   int fd;             /* O_PATH|O_NOFOLLOW|O_CLOEXEC, -1 if synthetic or evicted */
   guint pins;         /* users of fd right now (+1 per open file handle) */
-  gboolean in_lru;
   FsgInode *lru_prev; /* towards the most recently used */
   FsgInode *lru_next;
   /* Kernel passthrough, protected by fs->pt_lock. */
@@ -162,8 +164,6 @@ struct _FsgFs
   /* Protected by lock. */
   GHashTable *inodes;       /* FsgInode -> FsgInode keyed by identity and decision */
   GHashTable *names;        /* FsgName -> FsgName keyed by (parent, name) */
-  GHashTable *ids;          /* FsgInode -> FsgInode keyed by (dev, ino): the first
-                             * view inode of a host non-directory (sib_next: the others) */
   GHashTable *synth;        /* "parent-nodeid/name" -> FsgInode for synthetic inodes */
   guint64 next_generation;
   guint64 next_fake_ino;

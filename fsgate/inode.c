@@ -87,22 +87,6 @@ inode_equal (gconstpointer a, gconstpointer b)
 }
 
 static guint
-ids_hash (gconstpointer p)
-{
-  const FsgInode *i = p;
-
-  return (guint) (i->ino ^ (i->ino >> 32) ^ (i->dev * 31));
-}
-
-static gboolean
-ids_equal (gconstpointer a, gconstpointer b)
-{
-  const FsgInode *x = a, *y = b;
-
-  return x->dev == y->dev && x->ino == y->ino;
-}
-
-static guint
 name_hash (gconstpointer p)
 {
   const FsgName *n = p;
@@ -123,7 +107,6 @@ fsg_inode_tables_init (FsgFs *fs)
 {
   fs->inodes = g_hash_table_new (inode_hash, inode_equal);
   fs->names = g_hash_table_new (name_hash, name_equal);
-  fs->ids = g_hash_table_new (ids_hash, ids_equal);
   fs->synth = g_hash_table_new (g_str_hash, g_str_equal);
   fs->next_generation = 1;
   fs->next_fake_ino = 1;
@@ -297,48 +280,45 @@ name_move_locked (FsgFs *fs, FsgName *n, FsgInode *newparent, const char *newnam
 
 /* ---- Siblings (all under fs->lock) -------------------------------------- */
 
+/* A new host non-directory: join the ring of the view inode of the same
+ * file with the other access, if there is one (all names with the same
+ * access are one inode, so a sibling can only differ in access). */
 static void
-ids_add_locked (FsgFs *fs, FsgInode *inode)
+sib_add_locked (FsgFs *fs, FsgInode *inode)
 {
-  FsgInode *head = g_hash_table_lookup (fs->ids, inode);
+  FsgInode probe = *inode;
+  FsgInode *other;
 
-  inode->in_ids = TRUE;
-  if (head == NULL)
-    {
-      g_hash_table_add (fs->ids, inode);
-      return;
-    }
-  inode->sib_next = head->sib_next;
-  head->sib_next = inode;
-  for (FsgInode *s = head; s != NULL; s = s->sib_next)
+  probe.state.access = inode->state.access == FSG_ACCESS_RW ? FSG_ACCESS_RO : FSG_ACCESS_RW;
+  other = g_hash_table_lookup (fs->inodes, &probe);
+  if (other == NULL || other == inode)
+    return;
+  if (other->sib_next == NULL)
+    other->sib_next = other->sib_prev = other;
+  inode->sib_next = other->sib_next;
+  inode->sib_prev = other;
+  other->sib_next->sib_prev = inode;
+  other->sib_next = inode;
+  for (FsgInode *s = inode->sib_next; s != inode; s = s->sib_next)
     __atomic_store_n (&s->shared, TRUE, __ATOMIC_RELAXED);
+  __atomic_store_n (&inode->shared, TRUE, __ATOMIC_RELAXED);
 }
 
 static void
-ids_remove_locked (FsgFs *fs, FsgInode *inode)
+sib_remove_locked (FsgInode *inode)
 {
-  FsgInode *head = g_hash_table_lookup (fs->ids, inode);
+  FsgInode *rest = inode->sib_next;
 
-  if (!inode->in_ids || head == NULL)
+  if (rest == NULL)
     return;
-  inode->in_ids = FALSE;
-  if (head == inode)
+  rest->sib_prev = inode->sib_prev;
+  inode->sib_prev->sib_next = rest;
+  inode->sib_next = inode->sib_prev = NULL;
+  if (rest->sib_next == rest)
     {
-      g_hash_table_remove (fs->ids, inode);
-      head = inode->sib_next;
-      if (head != NULL)
-        g_hash_table_add (fs->ids, head);
+      rest->sib_next = rest->sib_prev = NULL;
+      __atomic_store_n (&rest->shared, FALSE, __ATOMIC_RELAXED);
     }
-  else
-    for (FsgInode *s = head; s->sib_next != NULL; s = s->sib_next)
-      if (s->sib_next == inode)
-        {
-          s->sib_next = inode->sib_next;
-          break;
-        }
-  inode->sib_next = NULL;
-  if (head != NULL && head->sib_next == NULL)
-    __atomic_store_n (&head->shared, FALSE, __ATOMIC_RELAXED);
 }
 
 /* ---- Lifetime ------------------------------------------------------------ */
@@ -364,7 +344,7 @@ inode_remove_locked (FsgFs *fs, FsgInode *inode, GPtrArray *todo)
     g_hash_table_remove (fs->inodes, inode);
   if (inode->synth_key != NULL)
     g_hash_table_remove (fs->synth, inode->synth_key);
-  ids_remove_locked (fs, inode);
+  sib_remove_locked (inode);
   inode_free (fs, inode);
 }
 
@@ -393,7 +373,7 @@ fsg_inode_maybe_free_locked (FsgFs *fs, FsgInode *inode)
             g_hash_table_remove (fs->inodes, inode);
           if (inode->synth_key != NULL)
             g_hash_table_remove (fs->synth, inode->synth_key);
-          ids_remove_locked (fs, inode);
+          sib_remove_locked (inode);
           inode_free (fs, inode);
         }
       else
@@ -469,7 +449,6 @@ fsg_inode_tables_clear (FsgFs *fs)
   g_hash_table_unref (seen);
   g_clear_pointer (&fs->inodes, g_hash_table_unref);
   g_clear_pointer (&fs->names, g_hash_table_unref);
-  g_clear_pointer (&fs->ids, g_hash_table_unref);
   g_clear_pointer (&fs->synth, g_hash_table_unref);
   if (fs->root != NULL)
     {
@@ -886,7 +865,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
       inode->hashed = TRUE;
       g_hash_table_add (fs->inodes, inode);
       if (inode->type != S_IFDIR)
-        ids_add_locked (fs, inode);
+        sib_add_locked (fs, inode);
       fs->n_inodes++;
       fsg_fdcache_set_fd_locked (fs, inode, g_steal_fd (&fd));
     }
@@ -993,8 +972,6 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode)
 {
   g_autoptr(GArray) inodes = NULL;
   g_autoptr(GArray) entries = NULL;
-  FsgInode *head;
-
   if (!__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
     return;
   if (fsg_inode_get_state (fs, inode).access != FSG_ACCESS_RW)
@@ -1004,13 +981,10 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode)
   g_array_set_clear_func (entries, stale_entry_clear);
 
   g_mutex_lock (&fs->lock);
-  head = inode->in_ids ? g_hash_table_lookup (fs->ids, inode) : NULL;
-  for (FsgInode *s = head; s != NULL; s = s->sib_next)
+  for (FsgInode *s = inode->sib_next; s != NULL && s != inode; s = s->sib_next)
     {
       fuse_ino_t id;
 
-      if (s == inode)
-        continue;
       /* Out of the table: the next lookup of its names makes a new view
        * inode, with the host's attributes and an empty page cache. Told
        * again if retired already: the caller may be a FLUSH whose close()
