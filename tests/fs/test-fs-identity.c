@@ -500,7 +500,13 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  /* The scratch directory first: its own handlers are replaced by ours,
+   * which unmount before removing it. */
+  (void) fsg_test_scratch_dir ("fs-identity");
   signal (SIGABRT, on_abort);
+  signal (SIGSEGV, on_abort);
+  signal (SIGTERM, on_abort);
+  signal (SIGINT, on_abort);
   g_test_add_func ("/fs-identity/hardlink-writes", test_hardlink_writes);
   g_test_add_func ("/fs-identity/hardlink-depths", test_hardlink_depths);
   g_test_add_func ("/fs-identity/ro-rw-names", test_ro_rw_names);
