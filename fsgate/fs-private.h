@@ -273,7 +273,7 @@ void fsg_inode_forget (FsgFs *fs, FsgInode *inode, guint64 nlookup);
 
 /* Attributes of an inode as shown in the view. Returns 0 or -errno. */
 int fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st);
-/* Attribute timeout for @inode with state @s: short when the host file can
+/* Attribute timeout for @inode with state @s: 0 when the host file can
  * change through another view inode. */
 double fsg_inode_attr_timeout (FsgInode *inode, const FsgPathState *s);
 /* Map a host (dev, ino) to the st_ino shown in the view. */

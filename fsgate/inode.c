@@ -282,19 +282,25 @@ name_move_locked (FsgFs *fs, FsgName *n, FsgInode *newparent, const char *newnam
 
 /* A new host non-directory: join the ring of the view inode of the same
  * file with the other access, if there is one (all names with the same
- * access are one inode, so a sibling can only differ in access). */
-static void
+ * access are one inode, so a sibling can only differ in access). Returns
+ * the node id of an inode that was alone until now (its attributes were
+ * given to the kernel with a long timeout), else 0. */
+static fuse_ino_t
 sib_add_locked (FsgFs *fs, FsgInode *inode)
 {
   FsgInode probe = *inode;
   FsgInode *other;
+  fuse_ino_t was_alone = 0;
 
   probe.state.access = inode->state.access == FSG_ACCESS_RW ? FSG_ACCESS_RO : FSG_ACCESS_RW;
   other = g_hash_table_lookup (fs->inodes, &probe);
   if (other == NULL || other == inode)
-    return;
+    return 0;
   if (other->sib_next == NULL)
-    other->sib_next = other->sib_prev = other;
+    {
+      other->sib_next = other->sib_prev = other;
+      was_alone = fsg_inode_nodeid (fs, other);
+    }
   inode->sib_next = other->sib_next;
   inode->sib_prev = other;
   other->sib_next->sib_prev = inode;
@@ -302,6 +308,7 @@ sib_add_locked (FsgFs *fs, FsgInode *inode)
   for (FsgInode *s = inode->sib_next; s != inode; s = s->sib_next)
     __atomic_store_n (&s->shared, TRUE, __ATOMIC_RELAXED);
   __atomic_store_n (&inode->shared, TRUE, __ATOMIC_RELAXED);
+  return was_alone;
 }
 
 static void
@@ -537,11 +544,11 @@ fsg_inode_attr_timeout (FsgInode *inode, const FsgPathState *s)
 {
   if (inode->kind != FSG_INODE_HOST)
     return FSG_TIMEOUT_RO;
-  /* A read-only name of a file that has a writable one: its attributes
-   * (nlink, ctime; size and data are handled by retiring) can change
-   * through the view. */
+  /* A file with a read-only and a writable name: its attributes can
+   * change through the other view inode, and under kernel passthrough no
+   * write reaches the daemon to say so. Not cached (such files are rare). */
   if (__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
-    return FSG_TIMEOUT_RW;
+    return 0.0;
   return fsg_state_timeout (s);
 }
 
@@ -700,6 +707,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   FsgInode key, *inode;
   struct file_handle *handle = NULL;
   int mount_id = -1;
+  fuse_ino_t now_shared = 0;
 
   memset (e, 0, sizeof *e);
   if (name[0] == '\0' || strchr (name, '/') != NULL)
@@ -865,12 +873,19 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
       inode->hashed = TRUE;
       g_hash_table_add (fs->inodes, inode);
       if (inode->type != S_IFDIR)
-        sib_add_locked (fs, inode);
+        now_shared = sib_add_locked (fs, inode);
       fs->n_inodes++;
       fsg_fdcache_set_fd_locked (fs, inode, g_steal_fd (&fd));
     }
   g_mutex_unlock (&fs->lock);
   g_free (handle);
+  /* The first sibling of a file: the kernel may hold the other inode's
+   * attributes for a day. Attributes only (a negative offset): no page is
+   * touched, and the kernel takes no lock a request could hold (only the
+   * superblock's, which unmounting takes), so this is safe before the
+   * reply. */
+  if (now_shared != 0 && fs->se != NULL)
+    (void) fuse_lowlevel_notify_inval_inode (fs->se, now_shared, -1, 0);
 
   e->attr.st_ino = fsg_fs_map_ino (fs, e->attr.st_dev, e->attr.st_ino);
   e->ino = fsg_inode_nodeid (fs, inode);

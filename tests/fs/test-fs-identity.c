@@ -55,6 +55,10 @@ typedef struct
   FsgFs *fs;
 } View;
 
+/* Let a root daemon use kernel passthrough where the kernel has it (the
+ * tests about page caches turn it off; their /passthrough variants not). */
+static gboolean allow_passthrough;
+
 static View *
 view_new (const char *tag)
 {
@@ -94,7 +98,7 @@ view_mount (View *v, const char *ro, guint fd_budget)
   opts.fd_budget = fd_budget;
   /* The page cache of each view inode is what item 1 is about; kernel
    * passthrough (root daemon) would hide it. */
-  opts.no_passthrough = TRUE;
+  opts.no_passthrough = !allow_passthrough;
   v->fs = fsg_fs_new (v->policy, &opts, &error);
   g_assert_no_error (error);
   g_strlcpy (cleanup_mnt, v->mnt, sizeof cleanup_mnt);
@@ -217,7 +221,7 @@ hardlink_sequence (const char *base)
 }
 
 static void
-test_hardlink_writes (void)
+test_hardlink_writes (gconstpointer data)
 {
   g_autofree char *native_base = NULL;
   g_autofree char *native = NULL, *viewed = NULL, *host = NULL, *hostfile = NULL;
@@ -225,6 +229,7 @@ test_hardlink_writes (void)
 
   if (!fsg_test_require_root () || !fsg_test_require_fuse ())
     return;
+  allow_passthrough = GPOINTER_TO_INT (data);
   v = view_new ("hardlink");
   /* Positive control: the host filesystem itself. */
   native_base = in (v->tmp, "native");
@@ -239,6 +244,7 @@ test_hardlink_writes (void)
   host = read_path (hostfile);
   g_assert_cmpstr (host, ==, "bbbb\ncc\n");
   view_free (v);
+  allow_passthrough = FALSE;
 }
 
 /* Two names made on the host before mounting, at different depths, looked
@@ -286,7 +292,7 @@ test_hardlink_depths (void)
 /* One host file, read-only under one name and writable under another: two
  * view inodes (neither inherits the other's rights) whose caches agree. */
 static void
-test_ro_rw_names (void)
+test_ro_rw_names (gconstpointer data)
 {
   g_autofree char *hro = NULL, *hrw = NULL, *vro = NULL, *vrw = NULL;
   g_autofree char *got = NULL;
@@ -295,6 +301,7 @@ test_ro_rw_names (void)
 
   if (!fsg_test_require_root () || !fsg_test_require_fuse ())
     return;
+  allow_passthrough = GPOINTER_TO_INT (data);
   v = view_new ("ro-rw");
   fsg_test_write_file (v->host, "ro/f", "aaaa\n");
   hro = in (v->host, "ro/f");
@@ -332,6 +339,7 @@ test_ro_rw_names (void)
   got = read_path (hrw);
   g_assert_cmpstr (got, ==, "x\ny\n");
   view_free (v);
+  allow_passthrough = FALSE;
 }
 
 /* Stat enough other files to push every unpinned fd out of a 4-fd budget. */
@@ -507,9 +515,12 @@ main (int argc, char **argv)
   signal (SIGSEGV, on_abort);
   signal (SIGTERM, on_abort);
   signal (SIGINT, on_abort);
-  g_test_add_func ("/fs-identity/hardlink-writes", test_hardlink_writes);
+  g_test_add_data_func ("/fs-identity/hardlink-writes", GINT_TO_POINTER (FALSE), test_hardlink_writes);
+  g_test_add_data_func ("/fs-identity/hardlink-writes/passthrough", GINT_TO_POINTER (TRUE),
+                        test_hardlink_writes);
   g_test_add_func ("/fs-identity/hardlink-depths", test_hardlink_depths);
-  g_test_add_func ("/fs-identity/ro-rw-names", test_ro_rw_names);
+  g_test_add_data_func ("/fs-identity/ro-rw-names", GINT_TO_POINTER (FALSE), test_ro_rw_names);
+  g_test_add_data_func ("/fs-identity/ro-rw-names/passthrough", GINT_TO_POINTER (TRUE), test_ro_rw_names);
   g_test_add_data_func ("/fs-identity/reopen/view-renames/handles", GINT_TO_POINTER (TRUE),
                         reopen_after_view_renames);
   g_test_add_data_func ("/fs-identity/reopen/view-renames/names", GINT_TO_POINTER (FALSE),
