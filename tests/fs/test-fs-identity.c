@@ -132,7 +132,11 @@ view_free (View *v)
 {
   if (v->fs != NULL)
     {
+      FsgFsStats st;
+
       view_settle (v);
+      fsg_fs_get_stats (v->fs, &st);
+      g_test_message ("data path: %s", st.passthrough ? "kernel passthrough" : "through the daemon");
       fsg_fs_stop (v->fs);
       g_clear_pointer (&v->fs, fsg_fs_free);
     }
