@@ -12,10 +12,12 @@
  * access decides what may be done with a file through its inode; a name's
  * structural flags (root, protected) are derived from its parent whenever
  * the name itself is created, removed or renamed, and the deciding rule is
- * explanation only. Directories also key the parts their children are
- * derived from (flags, the live rule set, stub ancestry). A host file seen
- * read-only under one name and writable under another is two view inodes
- * ("siblings"); inode.c keeps their caches coherent (fsg_inode_changed()).
+ * explanation only (the audit records of such an inode name its primary
+ * name's path and rule, which belong together). Directories also key the
+ * parts their children are derived from (flags, the live rule set, stub
+ * ancestry). A host file seen read-only under one name and writable under
+ * another is two view inodes ("siblings", at most one of them writable);
+ * inode.c keeps their caches coherent (fsg_inode_changed()).
  *
  * Names: every host inode knows the (parent, name) pairs it was looked up
  * by (FsgName, primary first; the primary gives its view path), indexed in
@@ -24,7 +26,8 @@
  *
  * Lock order: fs->ns_lock (reader or writer), then fs->lock. fs->lock is a
  * leaf: it protects the inode tables, nlookup, nchildren, the names, the
- * (mutable, because a rename re-derives it) policy state of every inode,
+ * sibling rings, the (mutable, because a rename re-derives it) policy
+ * state of every inode,
  * and the O_PATH fd cache (fd, pins, the LRU list, n_fds). Never hold it
  * across a host syscall that can block for long (only close() of an
  * O_PATH fd happens under it), never while replying (a reply may trigger a
@@ -38,7 +41,8 @@
  * way finds the same object). Code that uses an inode's fd pins it first
  * (fsg_inode_pin(), or an fsg_autopin FsgPin): a pinned fd is never closed
  * by the LRU, and a pinned inode is never freed, so unpinning after the
- * reply is fine even if the reply triggered a FORGET.
+ * reply is fine even if the reply triggered a FORGET. An open file and an
+ * open directory keep their inode pinned until RELEASE / RELEASEDIR.
  */
 #pragma once
 
