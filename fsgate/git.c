@@ -103,7 +103,7 @@ in_worktree (FsgFs *fs, FsgInode *dir)
           fsg_inode_unpin (fs, cur);
         }
       g_mutex_lock (&fs->lock);
-      next = cur->parent;
+      next = fsg_inode_parent_locked (cur);
       if (next != NULL && next->kind == FSG_INODE_HOST)
         next->pins++;
       else
@@ -175,7 +175,7 @@ inode_name (FsgFs *fs, FsgInode *inode)
   char *n;
 
   g_mutex_lock (&fs->lock);
-  n = g_strdup (inode->name);
+  n = g_strdup (fsg_inode_name_locked (inode));
   g_mutex_unlock (&fs->lock);
   return n;
 }
@@ -188,7 +188,7 @@ parent_pin (FsgFs *fs, FsgInode *inode, int *out_fd)
   FsgInode *p;
 
   g_mutex_lock (&fs->lock);
-  p = inode->parent;
+  p = fsg_inode_parent_locked (inode);
   if (p != NULL && p->kind == FSG_INODE_HOST)
     p->pins++;
   else
@@ -249,8 +249,8 @@ redirect_allowed (FsgFs *fs, FsgInode *dir)
   g_autofree char *wname = NULL;
 
   g_mutex_lock (&fs->lock);
-  if (dir->parent != NULL)
-    wname = g_strdup (dir->parent->name);
+  if (fsg_inode_parent_locked (dir) != NULL)
+    wname = g_strdup (fsg_inode_name_locked (fsg_inode_parent_locked (dir)));
   g_mutex_unlock (&fs->lock);
   return wname != NULL && strcmp (wname, "worktrees") == 0;
 }
@@ -331,7 +331,7 @@ is_hookspath_dir (FsgFs *fs, FsgInode *dir)
       if (done)
         break;
       g_mutex_lock (&fs->lock);
-      next = cur->parent;
+      next = fsg_inode_parent_locked (cur);
       if (next != NULL && next->kind == FSG_INODE_HOST)
         next->pins++;
       else
@@ -477,29 +477,6 @@ check_gitdir_contents (int dfd)
 
 /* ---- Audit ---------------------------------------------------------------- */
 
-static char *
-caller_comm (pid_t pid)
-{
-  char path[64];
-  char buf[64];
-  fsg_autofd int fd = -1;
-  ssize_t n;
-
-  if (pid <= 0)
-    return NULL;
-  snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return NULL;
-  n = FSG_RETRY (read (fd, buf, sizeof buf - 1));
-  if (n <= 0)
-    return NULL;
-  buf[n] = '\0';
-  if (buf[n - 1] == '\n')
-    buf[n - 1] = '\0';
-  return g_strdup (buf);
-}
-
 /* fsg_fs_audit() with the rule given as text (the deciding rule of git
  * protection is no policy rule). */
 void
@@ -525,7 +502,7 @@ fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   if (parent2 != NULL)
     path2 = fsg_inode_path (fs, parent2, name2);
   if (ctx != NULL)
-    comm = caller_comm (ctx->pid);
+    comm = fsg_read_comm (ctx->pid);
 
   ev.time_us = g_get_real_time ();
   ev.op = op;
@@ -541,7 +518,7 @@ fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
 
   if (fs->audit_fd >= 0)
     {
-      g_autofree char *json = fsg_audit_event_to_json (&ev);
+      g_autofree char *json = fsg_audit_event_to_json (&ev, FSG_AUDIT_FORMAT_LOG);
       g_autofree char *line = g_strconcat (json, "\n", NULL);
 
       (void) fsg_write_all (fs->audit_fd, line, strlen (line));
@@ -563,7 +540,7 @@ is_watched (FsgFs *fs, FsgInode *parent, const char *name)
       strcmp (name, "hooks") == 0 || strcmp (name, ".git") == 0)
     return TRUE;
   g_mutex_lock (&fs->lock);
-  hooks = g_strcmp0 (parent->name, "hooks") == 0;
+  hooks = g_strcmp0 (fsg_inode_name_locked (parent), "hooks") == 0;
   g_mutex_unlock (&fs->lock);
   return hooks;
 }
