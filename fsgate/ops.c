@@ -688,6 +688,10 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
   r = fsg_git_rename (fs, req, p, pfd, name, np, npfd, newname, flags);
   if (r != 0)
     {
+      /* the copy is in place and the source name gone: to the kernel and
+       * the view, the source moved (its fd now holds the unlinked file) */
+      if (r > 0)
+        fsg_inode_renamed (fs, p, name, &ost, &os, np, newname, have_new ? &nst : NULL, &ns, flags);
       g_rw_lock_writer_unlock (&fs->ns_lock);
       if (r > 0)
         fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, FALSE, 0, NULL);
