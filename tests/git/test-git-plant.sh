@@ -130,6 +130,8 @@ plant "include.path to a planted file" \
   "$P printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > inc; git -C repo config include.path \$PWD/inc"
 plant "config.worktree with extensions.worktreeConfig" \
   "$P git -C repo config extensions.worktreeConfig true; printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > c; mv c repo/.git/config.worktree"
+plant "a linked worktree's config.worktree (.git/worktrees/wt/config.worktree)" \
+  "$P git -C repo config extensions.worktreeConfig true; git -C wt config --worktree core.fsmonitor \$PWD/p"
 plant "a commondir redirection (.git/commondir to an attacker dir)" \
   "$P $EVIL echo \$PWD/.x > repo/.git/commondir"
 plant "a worktree's commondir redirected" \
