@@ -212,6 +212,11 @@ const char *fsg_policy_profile (const FsgPolicy *policy);   /* base profile name
  * [environment] rules (without the FSGATE_SANDBOX* markers, which the runner
  * adds). (transfer full) */
 char **fsg_policy_build_environ (const FsgPolicy *policy, const char *const *envp);
+/* The same; when @dropped is not NULL, the names of inherited variables that
+ * `exclude` or `include-only` dropped are appended to it (g_free'd strings).
+ * Names that `set` gives a value again are not listed. */
+char **fsg_policy_build_environ_full (const FsgPolicy *policy, const char *const *envp,
+                                      GPtrArray *dropped);
 
 /* The effective policy as a key file that parses back to the same policy
  * (with `profile = none`). (transfer full) */
