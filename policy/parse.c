@@ -1332,6 +1332,7 @@ rule_impl_free (gpointer data)
   g_free (r->alias_path);
   g_strfreev (r->alias_comps);
   g_free (r->alias_target);
+  g_free (r->secret_name);
   g_free (r);
 }
 
@@ -1490,7 +1491,9 @@ secret_scopes (FsgPolicyBuilder *b, GPtrArray *const *layers, guint n_layers)
 }
 
 /* `secret-names` of one layer: each name becomes an anchored deny-read rule
- * SCOPE/ ** /NAME for every scope. */
+ * SCOPE/ ** /NAME for every scope, whose "**" does not enter package trees
+ * (site-packages, dist-packages, node_modules: certifi's cacert.pem, test
+ * keys of installed packages). */
 static gboolean
 apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GError **error)
 {
@@ -1527,6 +1530,20 @@ apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GE
           rule.origin_kind = e->origin_kind;
           if (!apply_rule (policy, &rule, error))
             return FALSE;
+          /* the "**" after the scope does not go into package trees */
+          {
+            FsgRuleImpl *r = policy->rules->pdata[policy->rules->len - 1];
+            char **lists[] = { r->comps, r->comps_canon };
+
+            r->secret_name = g_strdup (e->value);
+            for (guint v = 0; v < G_N_ELEMENTS (lists); v++)
+              for (guint c = 0; lists[v] != NULL && lists[v][c] != NULL; c++)
+                if (strcmp (lists[v][c], "**") == 0)
+                  {
+                    g_free (lists[v][c]);
+                    lists[v][c] = g_strdup (FSG_COMP_PKG_STAR);
+                  }
+          }
         }
     }
   return TRUE;

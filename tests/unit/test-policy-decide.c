@@ -607,6 +607,14 @@ test_profile_workspace_write (void)
   check (policy, "/usr/lib/python3/dist-packages/certifi/cacert.pem", FSG_ACCESS_RO, (int) root_ro, 0);
   check (policy, "/usr/lib/python3/dist-packages/grpc/_cython/_credentials/roots.pem",
          FSG_ACCESS_RO, (int) root_ro, 0);
+  /* secret names do not go into package trees (venv: pip's certifi) */
+  check (policy, "@T/prof/cwd/.v/lib/python3.11/site-packages/pip/_vendor/certifi/cacert.pem",
+         FSG_ACCESS_RW, (int) cwd_rw, 0);
+  check (policy, "@T/prof/cwd/node_modules/tls/test/fixtures/agent.key", FSG_ACCESS_RW, (int) cwd_rw, 0);
+  check (policy, "@T/prof/home/.local/lib/python3.11/site-packages/certifi/cacert.pem",
+         FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "@T/prof/cwd/site-packages.pem", FSG_ACCESS_DENY, (int) pem, P);
+  check (policy, "@T/prof/cwd/src/site-packages-x/a.pem", FSG_ACCESS_DENY, (int) pem, P);
   /* ... but secrets where they live, and the host's own */
   check (policy, "/root/.bash_history", FSG_ACCESS_DENY,
          (int) secret_index (policy, ".bash_history", "/root"), P);
