@@ -549,6 +549,38 @@ sync_winsize (FsgRun *run)
     ioctl (run->pty_master, TIOCSWINSZ, &ws);
 }
 
+/* Input already queued on a canonical terminal is taken before it turns
+ * raw: complete lines go to the command, and an end-of-file (a VEOF the
+ * line discipline holds as a 0 byte, which raw mode would hand over as a
+ * stray NUL: the "^@" under `script` with no input) becomes the inner
+ * terminal's own VEOF, as the command would have seen it natively. */
+static void
+drain_canonical_input (FsgRun *run)
+{
+  int fl = fcntl (0, F_GETFL);
+  guint8 buf[4096];
+
+  if (!(run->saved_tio.c_lflag & ICANON) || fl < 0 || fcntl (0, F_SETFL, fl | O_NONBLOCK) < 0)
+    return;
+  for (int i = 0; i < 64; i++)
+    {
+      long n = FSG_RETRY (read (0, buf, sizeof buf));
+
+      if (n > 0)
+        g_byte_array_append (run->to_pty, buf, n);
+      else if (n == 0)
+        {
+          guint8 eof = run->saved_tio.c_cc[VEOF];
+          if (eof != _POSIX_VDISABLE)
+            g_byte_array_append (run->to_pty, &eof, 1);
+          break;
+        }
+      else
+        break;
+    }
+  fcntl (0, F_SETFL, fl);
+}
+
 static void
 setup_pty (FsgRun *run, int master)
 {
@@ -559,6 +591,7 @@ setup_pty (FsgRun *run, int master)
       struct termios raw = run->saved_tio;
 
       tcsetattr (master, TCSANOW, &run->saved_tio);
+      drain_canonical_input (run);
       cfmakeraw (&raw);
       if (tcsetattr (0, TCSANOW, &raw) == 0)
         run->tio_saved = TRUE;
@@ -1325,8 +1358,13 @@ fsg_run (const FsgRunOptions *opts)
     {
       FsgPathState st = fsg_policy_decide (opts->policy, cwd);
       g_autofree char *why = fsg_path_state_describe (opts->policy, &st);
-      return early_fail (run, "working directory '%s' is not readable in the view (%s). "
-                         "Fix: add it with --ro/--rw, or choose another one with -C DIR",
+      if (st.access == FSG_ACCESS_DENY)
+        return early_fail (run, "working directory '%s' is denied in the view (%s), and no "
+                           "--ro/--rw can reopen a denied path. Fix: run from another directory "
+                           "(-C DIR), or build the policy without that rule (a copy of the "
+                           "profile with -p, see fsgate-policy(5))", cwd, why);
+      return early_fail (run, "working directory '%s' is not in the view (%s). "
+                         "Fix: add it with --ro DIR or --rw DIR, or choose another one with -C DIR",
                          cwd, why);
     }
   {
