@@ -202,11 +202,11 @@ is "[40] a non-UTF-8 process name in a refused socket(): the report stays valid 
   "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1], encoding="utf-8")); print(len([x for x in d["denials"] if x.get("source")=="seccomp"]) >= 1)' "$TESTDIR/comm.json" 2>&1)" "True"
 
 # --- [16] a reader that stops reading does not stop the timeout --------------------------------------------------------
-for mode in "" "--capture"; do
+for mode in "" "--capture --json $TESTDIR/stall.json"; do
   start=$(date +%s%N)
   { "$FSGATE_RUN" $mode --timeout 1s --kill-after 1s -- sh -c 'head -c 300000 /dev/zero; while :; do :; done'; echo "$? $(date +%s%N)" > "$TESTDIR/stall.rc"; } | { sleep 4; cat >/dev/null; }
   read rc end < "$TESTDIR/stall.rc"
-  is "[16] ${mode:-no capture}: a stalled stdout reader: the run still times out (124) within 3 s" \
+  is "[16] ${mode%% *}${mode:-no capture}: a stalled stdout reader: the run still times out (124) within 3 s" \
     "$rc $(( (end - start) / 1000000000 < 3 ))" "124 1"
 done
 
