@@ -206,7 +206,8 @@ for mode in "" "--capture --json $TESTDIR/stall.json"; do
   start=$(date +%s%N)
   { "$FSGATE_RUN" $mode --timeout 1s --kill-after 1s -- sh -c 'head -c 300000 /dev/zero; while :; do :; done'; echo "$? $(date +%s%N)" > "$TESTDIR/stall.rc"; } | { sleep 4; cat >/dev/null; }
   read rc end < "$TESTDIR/stall.rc"
-  is "[16] ${mode%% *}${mode:-no capture}: a stalled stdout reader: the run still times out (124) within 3 s" \
+  label=${mode%% *}
+  is "[16] ${label:-no capture}: a stalled stdout reader: the run still times out (124) within 3 s" \
     "$rc $(( (end - start) / 1000000000 < 3 ))" "124 1"
 done
 
