@@ -51,11 +51,15 @@ denied"
 
 # --- [39] kill -9 -1 inside: a host canary and the daemon survive ---------------------------------
 sleep $MARK & canary=$!; track $canary
-"$FSGATE_RUN" -- sh -c 'sleep 5 & sleep 0.3; kill -9 -1 2>/dev/null; sleep 0.2; cat /etc/hostname > /dev/null && echo still-served' > "$TESTDIR/k.out" 2>&1 &
+rm -f "$WORK/ready-k" "$WORK/go-k"
+"$FSGATE_RUN" -- sh -c 'sleep 5 & touch ready-k; while [ ! -e go-k ]; do sleep 0.02; done
+  kill -9 -1 2>/dev/null; cat /etc/hostname > /dev/null && echo still-served' > "$TESTDIR/k.out" 2>&1 &
 rp=$!; track $rp
-sleep 0.15
+wait_for "$WORK/ready-k"
 daemon=$(pgrep -P $rp -x fsgate-fuse)
+touch "$WORK/go-k"
 wait $rp; rc=$?
+check "[39] ... the daemon was there and is gone with the run" test -n "$daemon" -a ! -e "/proc/$daemon/status"
 check "[39] kill -9 -1 inside: the host canary survives" kill -0 $canary
 is "[39] ... the view is still served after it (daemon untouched) and the run ends with 0" "$(cat "$TESTDIR/k.out") $rc" "still-served 0"
 check "[39] ... the daemon was a separate host process ($daemon)" test -n "$daemon"
@@ -96,7 +100,8 @@ EBADF
 is "[12] ... the outside file is unchanged and the secret never appeared" "$(cat "$TESTDIR/outside-file")$(grep -c "$SECRET" <<<"$out")" "0"
 
 # --- [30,29] a host pathname unix socket visible in the view ------------------------------------------
-sleep 0.2; : > "$TESTDIR/host.sock.log"
+# the [12] check above connected once: wait for the listener to log it
+wait_until grep -q conn "$TESTDIR/host.sock.log"; : > "$TESTDIR/host.sock.log"
 out=$(run_fsg -- python3 -c '
 import socket, sys, errno
 c = socket.socket(socket.AF_UNIX)
@@ -112,9 +117,9 @@ is "[30] ... also with --net" "$out" "ECONNREFUSED"
 out=$(run_fsg -- sh -c 'ls /run/ >/dev/null 2>&1 && echo visible || echo denied; ls /var/run/ >/dev/null 2>&1 && echo visible || echo denied')
 is "[30] /run and /var/run (host daemon sockets) are denied" "$out" "denied
 denied"
-sleep 0.2
+# stop the listener: whatever it accepted is in its log by then
+kill $lp 2>/dev/null; wait $lp 2>/dev/null
 is "[30] ... the host socket received nothing" "$(cat "$TESTDIR/host.sock.log")" ""
-kill $lp 2>/dev/null
 
 # --- [10,11,23] the rest of the new mount API --------------------------------------------------------------------
 for c in move_mount fsconfig fspick mount_setattr; do
