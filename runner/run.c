@@ -80,7 +80,7 @@ typedef struct
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
-  char *stub_resolver;    /* denied directory that holds the resolver file (--net) */
+  GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
   gint64 start_us, go_us, end_us;
   gint64 timeout_deadline, kill_deadline, drain_deadline, abort_deadline;
@@ -198,9 +198,8 @@ build_mount_plan (FsgRun *run, gboolean mount_tmp)
   if (mount_tmp)
     fsg_plan_private_tmp (run->steps, run->strings, run->spec.view_dir, run->spec.scratch,
                           run->policy);
-  run->stub_resolver = NULL;
-  fsg_plan_resolver (run->steps, run->strings, run->spec.view_dir, run->policy,
-                     &run->stub_resolver);
+  fsg_plan_runtime_dirs (run->steps, run->strings, run->spec.view_dir, run->policy,
+                         run->stubs);
 }
 
 static char **
@@ -292,7 +291,7 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(FsgFs) fs = NULL;
-  const char *stubs[6];
+  const char *stubs[8];
   guint n_stubs = 0;
   FsgFsOptions fo = { 0 };
   sigset_t none;
@@ -332,16 +331,13 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   fo.audit_fd = -1;
   fo.audit_func = daemon_audit;
   fo.audit_data = GINT_TO_POINTER (audit_wr);
-  /* what the runner mounts over, and a denied /sys shown empty (as no
-   * /sys: tools probing /sys/fs/selinux must not count as denials) */
+  /* what the runner mounts over (extra-mounts.c) */
   stubs[n_stubs++] = "/proc";
   stubs[n_stubs++] = "/dev";
   if (run->mount_tmp)
     stubs[n_stubs++] = "/tmp";
-  if (run->stub_resolver != NULL)
-    stubs[n_stubs++] = run->stub_resolver;
-  if (fsg_policy_decide (run->policy, "/sys").access == FSG_ACCESS_DENY)
-    stubs[n_stubs++] = "/sys";
+  for (guint i = 0; i < run->stubs->len && n_stubs < G_N_ELEMENTS (stubs) - 1; i++)
+    stubs[n_stubs++] = run->stubs->pdata[i];
   stubs[n_stubs] = NULL;
   fo.stub_dirs = stubs;
   fo.debug = run->opts->verbose > 1;
@@ -1292,7 +1288,7 @@ run_clear (FsgRun *run)
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denials, json_array_unref);
-  g_clear_pointer (&run->stub_resolver, g_free);
+  g_clear_pointer (&run->stubs, g_ptr_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   if (run->capturing)
     {
@@ -1343,6 +1339,7 @@ fsg_run (const FsgRunOptions *opts)
   run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
   run->spec.stdout_fd = run->spec.stderr_fd = -1;
   run->strings = g_ptr_array_new_with_free_func (g_free);
+  run->stubs = g_ptr_array_new_with_free_func (g_free);
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
