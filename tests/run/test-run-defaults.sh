@@ -76,6 +76,15 @@ check "a refused socket: the summary names the family and the rule" \
 err=$("$FSGATE_RUN" -v -- "$TRY_SYSCALL" socket-inet 2>&1 >/dev/null)
 check "-v: '1 denial', not '1 denials'" bash -c 'grep -q ", 1 denial$" <<<"$1"' _ "$err"
 
+# --- a denied working directory: the fix offered is possible ------------------------------------
+mkdir -p "$WORK/sec"
+err=$(cd "$WORK/sec" && run_fsg --deny-read "$WORK/sec" -- true 2>&1); rc=$?
+is "a denied working directory: 125" "$rc" "125"
+check "... the message says no --ro/--rw can reopen it and offers -C" \
+  bash -c 'grep -q "no --ro/--rw can reopen a denied path" <<<"$1" && grep -q -- "-C DIR" <<<"$1" && ! grep -q "add it with --ro" <<<"$1"' _ "$err"
+err=$(cd "$WORK" && run_fsg --profile none --ro /usr -- true 2>&1)
+check "an absent working directory: add it with --ro/--rw" grep -q "add it with --ro DIR or --rw DIR" <<<"$err"
+
 # --- DNS with --net when /etc/resolv.conf points into /run --------------------------------------
 # A test root: in a private mount namespace, a copy of /etc whose
 # resolv.conf is a symlink into /run (as systemd-resolved sets it up), and
