@@ -127,7 +127,6 @@ add_step (FsgRun *run, FsgStepKind kind, FsgStage stage, const char *source,
   g_array_append_val (run->steps, step);
 }
 
-
 /* Host noexec/nosymfollow mounts under the roots keep their flags in the
  * view (host-mounts.c); these steps run before /proc, /dev and /tmp are
  * mounted, so a bind never carries those along. */

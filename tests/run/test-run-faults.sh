@@ -12,7 +12,10 @@
 require_fsgate
 
 ms () { date +%s%3N; }
-tmp_files () { ls -A /tmp /dev/shm 2>/dev/null | grep -i fsgate | grep -v '^fsgate-run-test\.' | sort; }
+# (the temporary directories of test programs, this one's and those other
+# suites running at the same time create and remove, are not the run's)
+tmp_files () { ls -A /tmp /dev/shm 2>/dev/null | grep -i fsgate |
+  grep -Ev '^fsgate-(run-test|test|pjdfstest|container-test|workload|defaults)[.-]' | sort; }
 # pids of the run's helpers (children of fsgate-run and their descendants)
 tree () { local p; for p in $(pgrep -P "$1"); do echo "$p"; tree "$p"; done; }
 # live (not zombie: a reparented zombie is dead, waiting for its reaper) processes among PIDS
