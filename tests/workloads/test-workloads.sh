@@ -163,7 +163,11 @@ printf "#!/bin/sh\necho run\n" > tree/run.sh && chmod 0755 tree/run.sh && touch 
     tar tvf t.tar | awk '{print \$1, \$3, \$6}' | sort
     rsync -a tree/ y/ && diff -r --no-dereference tree y && echo rsync-same
     printf 'more\n' >> tree/a/b/t.txt && rsync -a --delete --itemize-changes tree/ y/ | sort
-    find y -printf '%p %m %s %l %T@\n' | sort | sed 's/\.[0-9]*\$//'"
+    find y -printf '%p %m %s %l\n' | sort
+    # times are the run's own: compare the copy with its source, not the
+    # runs, in whole seconds (rsync itself compares times in seconds)
+    diff <(cd tree && find . -printf '%p %Ts\n' | sort) <(cd y && find . -printf '%p %Ts\n' | sort) && echo mtimes-kept
+    tar xpf t.tar -C x --overwrite && find x/tree/a/b/t.txt -printf '%T@\n' | cut -d. -f1"
 fi
 
 # --- an unprivileged user, in a directory whose group is not theirs -----------------------------------
@@ -187,7 +191,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
     printf 'old\n' > "$TESTDIR/wl-user/wo"; chmod 0200 "$TESTDIR/wl-user/wo"
     chown -R 65534:0 "$TESTDIR/wl-user"
   }
-  up_script='echo created > new.txt && cat new.txt && echo appended >> wo && mkdir sub && echo ok > sub/f && ls -n | awk "{print \$1, \$3, \$4, \$NF}"'
+  # (ls shows mode and owner: inside, the unmapped group root is shown as
+  # the overflow gid, as in any user namespace; the host keeps it, below)
+  up_script='echo created > new.txt && cat new.txt && echo appended >> wo && mkdir sub && echo ok > sub/f && ls -n | awk "{print \$1, \$3, \$NF}"'
   up_setup
   native=$(cd "$TESTDIR/wl-user" && unpriv env HOME="$TESTDIR/wl-user" timeout "$SECS" sh -c "$up_script" 2>&1); nrc=$?
   up_setup
@@ -195,8 +201,10 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
   is "$WL: same output and status through fsgate-run as natively" "$sandboxed
 status $src" "$native
 status $nrc"
-  is "... the 0200 file got the line on the host" "$(cat "$TESTDIR/wl-user/wo")" "old
-appended"
+  is "... the 0200 file got the line on the host, and kept its owner and group" \
+    "$(cat "$TESTDIR/wl-user/wo"; stat -c '%u:%g %a' "$TESTDIR/wl-user/wo")" "old
+appended
+65534:0 200"
 else
   skip "$WL" "root, setpriv and a build directory readable by uid 65534"
 fi
