@@ -31,7 +31,8 @@ rm -f "$WORK/pids"
   kill -9 -1 2>/dev/null; cat /etc/hostname >/dev/null && echo view-ok' sh "$SEC_PROBE" "$TRY_SYSCALL" > "$TESTDIR/daemon.out" 2>&1 &
 rp=$!; track $rp
 daemon=""
-for i in $(seq 50); do daemon=$(pgrep -P $rp -x fsgate-fuse); [ -n "$daemon" ] && break; sleep 0.05; done
+# the command is waiting for us: it started, so the daemon is serving
+wait_until pgrep -P $rp -x fsgate-fuse >/dev/null && daemon=$(pgrep -P $rp -x fsgate-fuse)
 if [ -n "$daemon" ]; then
   echo "$daemon $rp" > "$WORK/pids"
   wait $rp; rc=$?
@@ -74,7 +75,7 @@ while True:
     c, _ = s.accept(); log.write("conn\n"); log.flush(); c.close()
 PY
 track $lp
-for i in $(seq 50); do [ -S "$TESTDIR/host.sock" ] && break; sleep 0.05; done
+wait_until test -S "$TESTDIR/host.sock"
 touch "$TESTDIR/host.sock.log" "$TESTDIR/outside-file"
 exec 9</etc 10>>"$TESTDIR/outside-file" 11<"$TESTDIR/outside-secret"
 exec 12< <(sleep 30) # a pipe
