@@ -122,11 +122,12 @@ fsg_fs_hides (FsgFs *fs, FsgInode *parent, const FsgPathState *s)
 {
   if (fs->hide_denied)
     return TRUE;
-  /* Names denied by a name pattern (.env, *.pem) inside a git working
-   * tree: git status, add -A, stash and clean must walk past them. */
-  return fs->git_protect && s != NULL && s->access == FSG_ACCESS_DENY && s->rule != NULL &&
-         s->rule->kind == FSG_RULE_DENY_READ && !s->rule->anchored &&
-         parent->kind == FSG_INODE_HOST && in_worktree (fs, parent);
+  /* Names denied by a name pattern or secret-names (.env, *.pem) inside a
+   * git working tree: git status, add -A, stash and clean must walk past
+   * them. */
+  return fs->git_protect && s != NULL && s->access == FSG_ACCESS_DENY &&
+         fsg_rule_denies_a_name (s->rule) && parent->kind == FSG_INODE_HOST &&
+         in_worktree (fs, parent);
 }
 
 /* ---- Shapes ------------------------------------------------------------ */

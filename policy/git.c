@@ -28,6 +28,15 @@ fsg_policy_git_protect (const FsgPolicy *policy)
   return policy->git_protect;
 }
 
+gboolean
+fsg_rule_denies_a_name (const FsgRule *rule)
+{
+  const FsgRuleImpl *r = (const FsgRuleImpl *) rule;
+
+  return rule != NULL && rule->kind == FSG_RULE_DENY_READ &&
+         (!rule->anchored || r->secret_name != NULL);
+}
+
 /* ---- The config parser --------------------------------------------------- */
 
 typedef struct
