@@ -21,6 +21,7 @@
  */
 #pragma once
 
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <glib.h>
 #include <pthread.h>
@@ -44,6 +45,7 @@ typedef enum
 } FsgInodeKind;
 
 typedef struct _FsgInode FsgInode;
+typedef struct _FsgLocks FsgLocks; /* locks.c */
 struct _FsgInode
 {
   /* Immutable after creation. */
@@ -141,6 +143,8 @@ struct _FsgFs
   GHashTable *pt_pending;   /* request unique -> backing id, until the reply */
   GHashTable *pt_fds;       /* host fds (+1) of passthrough opens */
   guint64 pt_opens;
+
+  FsgLocks *locks;          /* locks.c; created in op_init, freed in op_destroy */
 
   /* Session. */
   struct fuse_session *se;
@@ -290,6 +294,17 @@ gboolean fsg_passthrough_install (FsgFs *fs);
 int fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd);
 /* The file @fd is released (or its open reply failed). */
 void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
+
+/* locks.c: flock and fcntl record locks forwarded to the host. */
+FsgLocks *fsg_locks_new (void);
+void fsg_locks_free (FsgLocks *locks);
+void fsg_locks_getlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
+                      struct flock *lock);
+void fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
+                      struct flock *lock, int sleep);
+void fsg_locks_flock (FsgFs *fs, fuse_req_t req, struct fuse_file_info *fi, int op);
+void fsg_locks_flush (FsgFs *fs, FsgInode *inode, guint64 owner);
+void fsg_locks_release (FsgFs *fs, FsgInode *inode, int fh);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops fsg_fs_ops;

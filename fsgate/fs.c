@@ -565,6 +565,7 @@ static const char *const op_names[FSG_FS_N_OPS] = {
   [FSG_FS_OP_FALLOCATE] = "FALLOCATE",
   [FSG_FS_OP_LSEEK] = "LSEEK",
   [FSG_FS_OP_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
+  [FSG_FS_OP_LOCK] = "LOCK",
 };
 
 typedef struct

@@ -118,6 +118,7 @@ typedef enum
   FSG_FS_OP_FALLOCATE,
   FSG_FS_OP_LSEEK,
   FSG_FS_OP_COPY_FILE_RANGE,
+  FSG_FS_OP_LOCK,         /* GETLK, SETLK, SETLKW and flock */
   FSG_FS_N_OPS
 } FsgFsOp;
 
