@@ -399,6 +399,7 @@ fsg_cmd_mount (int argc, char **argv)
   fopts.debug = debug;
   fopts.user_xattrs = xattr;
   fopts.op_timing = stats.fd >= 0;
+  fopts.inspection = TRUE;
   fs = fsg_fs_new (policy, &fopts, &error);
   if (fs == NULL)
     {

@@ -206,6 +206,12 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
           return NULL;
     }
   fs->hide_denied = fsg_policy_hide_denied (policy);
+  if ((fsg_policy_devices_allowed (policy) || fsg_policy_setid_kept (policy)) &&
+      !(options != NULL && options->inspection))
+    return fsg_throw (error, "the policy asks for %s, which only `fsgate mount` may give: a sandboxed "
+                      "command could leave a device node or a set-id program on the host (remove the "
+                      "key from [filesystem])",
+                      fsg_policy_devices_allowed (policy) ? "'devices = allow'" : "'setid = keep'"), NULL;
   fs->is_root = geteuid () == 0;
   fs->start_time = g_get_real_time ();
   fs->fd_budget = raise_nofile_limit ((guint) fs->fd_budget);

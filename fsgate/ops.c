@@ -237,8 +237,11 @@ strip_mode (fuse_req_t req, mode_t mode, gboolean is_dir)
   /* A set-id bit made in the sandbox would be live on the host. Also for
    * uid 0: in fsgate-run a root caller has no capabilities, yet as the
    * owner it may set S_ISUID, which would leave a setuid-root binary on the
-   * host. The daemon cannot tell a privileged caller apart, so never. */
-  (void) req;
+   * host. The daemon cannot tell a privileged caller apart, so never,
+   * unless the policy of an inspection mount says `setid = keep` (refused
+   * for fsgate-run by fsg_fs_new()). */
+  if (fsg_policy_setid_kept (req_fs (req)->policy))
+    return mode;
   mode &= ~S_ISUID;
   if (!is_dir)
     mode &= ~S_ISGID;
@@ -498,7 +501,7 @@ typedef enum
  * common part of mknod, mkdir and symlink. */
 static void
 make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
-            MakeKind kind, mode_t mode, const char *link)
+            MakeKind kind, mode_t mode, dev_t rdev, const char *link)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
@@ -515,7 +518,7 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
   switch (kind)
     {
     case MAKE_NODE:
-      made = AS_CALLER (fs, req, mknodat (pfd, name, mode, 0));
+      made = AS_CALLER (fs, req, mknodat (pfd, name, mode, rdev));
       break;
     case MAKE_DIR:
       made = AS_CALLER (fs, req, mkdirat (pfd, name, mode));
@@ -535,21 +538,26 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
 static void
 op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+  FsgFs *fs = req_fs (req);
+
   /* Device nodes made in the sandbox would be live on the host (nodev only
-   * protects this mount). Regular files are what mknod(2) may also make. */
-  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode))
-    {
-      FsgFs *fs = req_fs (req);
-      return reply_err (req, fsg_fs_deny (fs, req, "mknod", fsg_fs_inode (fs, parent), name, NULL, EPERM));
-    }
+   * protects this mount). Regular files are what mknod(2) may also make.
+   * An inspection mount whose policy says `devices = allow` makes them for
+   * a root caller, as the host would (the daemon keeps CAP_MKNOD under the
+   * caller's fsuid, so other callers are refused here, like on the host). */
+  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode) &&
+      !((S_ISCHR (mode) || S_ISBLK (mode)) && fsg_policy_devices_allowed (fs->policy) &&
+        fuse_req_ctx (req)->uid == 0))
+    return reply_err (req, fsg_fs_deny (fs, req, "mknod", fsg_fs_inode (fs, parent), name, NULL, EPERM));
   make_entry (req, parent, name, "mknod", MAKE_NODE,
-              (mode & S_IFMT) | strip_mode (req, caller_mode (req, mode & 07777), FALSE), NULL);
+              (mode & S_IFMT) | strip_mode (req, caller_mode (req, mode & 07777), FALSE),
+              (S_ISCHR (mode) || S_ISBLK (mode)) ? rdev : 0, NULL);
 }
 
 static void
 op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-  make_entry (req, parent, name, "mkdir", MAKE_DIR, strip_mode (req, caller_mode (req, mode & 07777), TRUE), NULL);
+  make_entry (req, parent, name, "mkdir", MAKE_DIR, strip_mode (req, caller_mode (req, mode & 07777), TRUE), 0, NULL);
 }
 
 static void
@@ -557,7 +565,7 @@ op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *nam
 {
   /* The target is not checked: the kernel resolves it inside the view, so
    * it passes the policy again whatever it says. */
-  make_entry (req, parent, name, "symlink", MAKE_SYMLINK, 0, link);
+  make_entry (req, parent, name, "symlink", MAKE_SYMLINK, 0, 0, link);
 }
 
 /* fs.protected_hardlinks, as the host would apply it to the caller: a
