@@ -59,7 +59,11 @@ proc_fd_path (char *buf, size_t len, int fd)
 static void
 reply_err (fuse_req_t req, int r)
 {
-  fuse_reply_err (req, r < 0 ? -r : r);
+  r = r < 0 ? -r : r;
+  /* No request involves the caller's fd table: an EMFILE is the daemon's
+   * own (after FD_RETRY or the fd cache's retry). Say so as ENFILE, or the
+   * command would look for a leak of its own. */
+  fuse_reply_err (req, r == EMFILE ? ENFILE : r);
 }
 
 /* Run @expr (a call that returns -1 and sets errno on failure) and, when the
