@@ -295,6 +295,11 @@ int fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd);
 /* The file @fd is released (or its open reply failed). */
 void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
 
+/* casefold.c: why the host directory @fd resolves names case-insensitively
+ * ("vfat", "casefold", ...), or NULL when it does not. Such directories are
+ * not served. */
+const char *fsg_fs_dir_folds_case (int fd);
+
 /* locks.c: flock and fcntl record locks forwarded to the host. */
 FsgLocks *fsg_locks_new (void);
 void fsg_locks_free (FsgLocks *locks);

@@ -313,6 +313,31 @@ op_destroy (void *userdata)
   g_clear_pointer (&fs->locks, fsg_locks_free);
 }
 
+/* After a successful lookup of @name in @parent: refuse a host directory
+ * that resolves names case-insensitively (casefold.c), dropping the lookup
+ * count. Returns 0 or -EACCES (audited with op "case-insensitive"). */
+static int
+refuse_case_insensitive (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
+                         struct fuse_entry_param *e)
+{
+  FsgInode *inode;
+  fsg_autopin FsgPin pin = { 0 };
+  FsgPathState s;
+  int fd;
+
+  if (!S_ISDIR (e->attr.st_mode))
+    return 0;
+  inode = fsg_fs_inode (fs, e->ino);
+  if (inode->kind != FSG_INODE_HOST || (fd = fsg_pin (&pin, fs, inode)) < 0 ||
+      fsg_fs_dir_folds_case (fd) == NULL)
+    return 0;
+  fsg_pin_clear (&pin);
+  s = fsg_inode_get_state (fs, inode);
+  fsg_fs_audit (fs, req, "case-insensitive", parent, name, NULL, NULL, &s, TRUE, EACCES, NULL);
+  fsg_inode_forget (fs, inode, 1);
+  return -EACCES;
+}
+
 static void
 op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
@@ -320,6 +345,8 @@ op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
   struct fuse_entry_param e;
   int r = fsg_inode_lookup (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL);
 
+  if (r == 0)
+    r = refuse_case_insensitive (fs, req, fsg_fs_inode (fs, parent), name, &e);
   if (r == 0)
     fuse_reply_entry (req, &e);
   else if (r == -ENOENT && e.entry_timeout > 0)
@@ -1287,7 +1314,8 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
           gboolean looked = FALSE;
 
           memset (&e, 0, sizeof e);
-          if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0)
+          if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0 &&
+              refuse_case_insensitive (fs, req, inode, ent->name, &e) == 0)
             looked = TRUE;
           if (!looked)
             {

@@ -40,6 +40,7 @@ _ops_cleanup () {
     exec 8>&- 9>&- 2> /dev/null
     stop_view
     grep -q " $TESTDIR/mnt2 " /proc/self/mountinfo && umount -l "$TESTDIR/mnt2"
+    grep -q " $T/view/ci " /proc/self/mountinfo && umount -l "$T/view/ci"
     umount -l "$T"
     _cleanup
 }
@@ -213,6 +214,37 @@ if [ -x "${FSGATE_RUN:-}" ]; then
     run_fsg --profile none --ro /usr -C /usr -p "$TESTDIR/host.ini" -- true 2> "$TESTDIR/run.err"
     is "fsgate-run refuses devices = allow (exit 125, says why)" \
         "$?:$(grep -c 'only .fsgate mount. may give' "$TESTDIR/run.err")" "125:1"
+fi
+
+# ---- case-insensitive host directories are not served ---------------------
+# A vfat image (dosfstools) or a casefold tmpfs, where the kernel has them.
+CI=$T/view/ci
+mkdir "$CI"
+ci_kind=
+if command -v mkfs.vfat > /dev/null && truncate -s 8M "$TESTDIR/vfat.img" &&
+    mkfs.vfat "$TESTDIR/vfat.img" > /dev/null 2>&1 &&
+    mount -o loop "$TESTDIR/vfat.img" "$CI" 2> /dev/null; then
+    ci_kind=vfat
+elif mount -t tmpfs -o casefold fsgate-ops-cf "$CI" 2> /dev/null; then
+    mkdir "$CI/d" && chattr +F "$CI/d" 2> /dev/null && umount "$CI" 2> /dev/null
+    mount -t tmpfs -o casefold fsgate-ops-cf "$CI" && mkdir "$CI/d" && chattr +F "$CI/d" && ci_kind=casefold
+fi
+if [ -z "$ci_kind" ]; then
+    skip "case-insensitive directories refused" "neither vfat nor casefold tmpfs in this kernel"
+else
+    d=$CI
+    [ $ci_kind = casefold ] && d=$CI/d
+    touch "$d/.env"
+    is "control ($ci_kind): the host resolves .ENV to .env" "$(ls "$d/.ENV" > /dev/null 2>&1; echo $?)" "0"
+    start_view -- --deny-read .env --audit-log "$TESTDIR/ci-audit.jsonl" || done_testing
+    cat "$V${d#"$T/view"}/.ENV" > /dev/null 2> "$TESTDIR/ci.err"
+    is "a $ci_kind directory below a root is refused" "$(grep -c 'Permission denied' "$TESTDIR/ci.err")" "1"
+    is "with an audit record naming why" "$(grep -c '"op":"case-insensitive"' "$TESTDIR/ci-audit.jsonl")" "1"
+    stop_view
+    "$FSGATE" mount --profile none --rw "$d" "$TESTDIR/mnt2" 2> "$TESTDIR/ci-root.err"
+    is "a root on it is refused at startup (exit 125)" "$?:$(grep -c 'case-insensitive' "$TESTDIR/ci-root.err")" "125:1"
+    grep -q " $TESTDIR/mnt2 " /proc/self/mountinfo && umount "$TESTDIR/mnt2"
+    umount "$CI"
 fi
 
 done_testing
