@@ -307,7 +307,7 @@ void fsg_locks_getlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_fi
                       struct flock *lock);
 void fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
                       struct flock *lock, int sleep);
-void fsg_locks_flock (FsgFs *fs, fuse_req_t req, struct fuse_file_info *fi, int op);
+void fsg_locks_flock (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi, int op);
 void fsg_locks_flush (FsgFs *fs, FsgInode *inode, guint64 owner);
 void fsg_locks_release (FsgFs *fs, FsgInode *inode, int fh);
 

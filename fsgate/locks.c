@@ -34,6 +34,17 @@
  * waiter with a signal and the request ends with EINTR, unless the lock
  * was granted first.
  *
+ * Cache coherence: a lock is how programs that share a file (sqlite, pip's
+ * caches) agree on when its contents may be read, so without kernel
+ * passthrough (whose page cache is the host file's) the view's cached
+ * pages and attributes of the file are dropped when a lock is granted,
+ * and dirty pages are written back (FUSE's launder) before an unlock is
+ * answered: what the host wrote under its lock is read, and what the view
+ * wrote is on the host when the lock is released. Known gap: with the
+ * writeback cache the kernel keeps its own idea of the file's size, so a
+ * file that the host grew or shrank while the view had it cached keeps
+ * the old size in the view until the kernel forgets the inode.
+ *
  * Limit: an owner's host fd has the access mode of the open it first
  * locked through; a later write lock through a writable open of the same
  * owner, after read locks through a read-only open, fails with ENOLCK
@@ -74,6 +85,8 @@ struct _FsgLocks
 typedef struct
 {
   FsgLocks *locks;
+  FsgFs *fs;
+  FsgInode *inode;     /* pinned by the open the request came through */
   fuse_req_t req;
   int fd;              /* a dup: shares the open file description */
   gboolean is_flock;
@@ -182,6 +195,17 @@ lock_interrupted (fuse_req_t req, void *data)
     }
 }
 
+/* See "Cache coherence" above. @locking: a lock was just granted (drop the
+ * cache); else an unlock is about to be answered (write dirty pages back). */
+static void
+sync_cache (FsgFs *fs, FsgInode *inode, gboolean locking)
+{
+  (void) locking; /* both: invalidating whole-file launders dirty pages first */
+  if (fs->passthrough || fs->se == NULL)
+    return;
+  (void) fuse_lowlevel_notify_inval_inode (fs->se, fsg_inode_nodeid (fs, inode), 0, 0);
+}
+
 static void *
 wait_thread (void *data)
 {
@@ -220,6 +244,8 @@ wait_thread (void *data)
         }
     }
   g_atomic_int_set (&w->done, 1);
+  if (r == 0)
+    sync_cache (w->fs, w->inode, TRUE);
   /* Takes the request's lock: returns once a running lock_interrupted()
    * is over, and no new one can start. */
   fuse_req_interrupt_func (w->req, NULL, NULL);
@@ -236,7 +262,7 @@ wait_thread (void *data)
 /* Wait for the lock in a thread of its own; the reply comes from there.
  * Takes a dup of @fd. Returns 0 or -errno (then nobody replied). */
 static int
-start_wait (FsgFs *fs, fuse_req_t req, int fd, gboolean is_flock, int flock_op,
+start_wait (FsgFs *fs, fuse_req_t req, FsgInode *inode, int fd, gboolean is_flock, int flock_op,
             const struct flock *fl)
 {
   FsgLocks *locks = fs->locks;
@@ -254,6 +280,8 @@ start_wait (FsgFs *fs, fuse_req_t req, int fd, gboolean is_flock, int flock_op,
   g_mutex_unlock (&locks->lock);
   w = g_new0 (LockWait, 1);
   w->locks = locks;
+  w->fs = fs;
+  w->inode = inode;
   w->req = req;
   w->is_flock = is_flock;
   w->flock_op = flock_op;
@@ -411,6 +439,7 @@ fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_in
   fl.l_pid = 0;
   if (fl.l_type == F_UNLCK)
     {
+      sync_cache (fs, inode, FALSE);
       r = owner_fcntl (fs, inode, fi->lock_owner, F_OFD_SETLK, &fl);
       fuse_reply_err (req, r == -ENOENT ? 0 : -r);
       return;
@@ -423,29 +452,34 @@ fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_in
     }
   if (fcntl (fd, F_OFD_SETLK, &fl) == 0)
     {
+      sync_cache (fs, inode, TRUE);
       fuse_reply_err (req, 0);
       return;
     }
   r = errno;
   if (r == EBADF)
     r = ENOLCK; /* the owner's host fd lacks the mode (see the top) */
-  if (sleep && (r == EAGAIN || r == EACCES) && (r = -start_wait (fs, req, fd, FALSE, 0, &fl)) == 0)
+  if (sleep && (r == EAGAIN || r == EACCES) && (r = -start_wait (fs, req, inode, fd, FALSE, 0, &fl)) == 0)
     return;
   fuse_reply_err (req, r);
 }
 
 void
-fsg_locks_flock (FsgFs *fs, fuse_req_t req, struct fuse_file_info *fi, int op)
+fsg_locks_flock (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi, int op)
 {
   int r;
 
+  if (op & LOCK_UN)
+    sync_cache (fs, inode, FALSE);
   if (flock ((int) fi->fh, op | LOCK_NB) == 0)
     {
+      if (!(op & LOCK_UN))
+        sync_cache (fs, inode, TRUE);
       fuse_reply_err (req, 0);
       return;
     }
   r = errno;
-  if (!(op & LOCK_NB) && r == EWOULDBLOCK && (r = -start_wait (fs, req, (int) fi->fh, TRUE, op, NULL)) == 0)
+  if (!(op & LOCK_NB) && r == EWOULDBLOCK && (r = -start_wait (fs, req, inode, (int) fi->fh, TRUE, op, NULL)) == 0)
     return;
   fuse_reply_err (req, r);
 }

@@ -1054,7 +1054,9 @@ op_setlk (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct floc
 static void
 op_flock (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
 {
-  fsg_locks_flock (req_fs (req), req, fi, op);
+  FsgFs *fs = req_fs (req);
+
+  fsg_locks_flock (fs, req, fsg_fs_inode (fs, ino), fi, op);
 }
 
 static void
