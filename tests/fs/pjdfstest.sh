@@ -94,9 +94,9 @@ data_path=$(sed -n 's/.*data path: \(.*\)$/\1/p' "$W/stats" | head -1)
 # "FILE (Wstat: ... Tests: N Failed: M)" then "  Failed tests:  1, 3-5", and
 # "Parse errors: ..." for a file that died or planned differently.
 awk -v pjd="$PJD/tests/" '
-    /^\// && /\(Wstat:/ { file = $1; sub (pjd, "", file); if ($0 !~ /Failed: 0\)/ && $0 !~ /Wstat: 0 Tests: [0-9]+ Failed/) died[file] = 1; next }
-    /^  Failed tests:/ || (infail && /^ +[0-9]/) {
-        infail = 1; s = $0; sub (/^ *Failed tests: */, "", s); gsub (/ /, "", s)
+    /^\// && /\(Wstat:/ { file = $1; sub (pjd, "", file); if ($0 !~ /Wstat: 0 /) died[file] = 1; next }
+    /^  Failed tests?:/ || (infail && /^ +[0-9]/) {
+        infail = 1; s = $0; sub (/^ *Failed tests?: */, "", s); gsub (/ /, "", s)
         n = split (s, parts, ",")
         for (i = 1; i <= n; i++) {
             if (parts[i] == "") continue
