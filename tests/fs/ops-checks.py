@@ -10,6 +10,7 @@
 #                           (F_SETLKW) and print "got"
 #   sqlite-hold DB READY    BEGIN EXCLUSIVE on DB, write READY, hold until stdin ends
 #   sqlite-try DB           insert without waiting: "OK" or the error
+#   sqlite-exec DB SQL      run SQL, print the rows (python's sqlite3: no CLI needed)
 #   readdir-far DIR         seekdir() to 2**32 + 1 and readdir(): "end" or "entry NAME"
 #   open-many DIR N         create N files and keep them open, then open N
 #                           existing ones, opendir N times: the errors seen
@@ -72,6 +73,13 @@ def sqlite_try(db):
         print('OK')
     except sqlite3.Error as e:
         print(str(e))
+
+
+def sqlite_exec(db, sql):
+    c = sqlite3.connect(db, isolation_level=None)
+    for row in c.execute(sql):
+        print('|'.join(str(x) for x in row))
+    c.close()
 
 
 class Dirent(ctypes.Structure):
@@ -152,6 +160,7 @@ if __name__ == '__main__':
      'wait-lock': lambda: wait_lock(*args),
      'sqlite-hold': lambda: sqlite_hold(*args),
      'sqlite-try': lambda: sqlite_try(*args),
+     'sqlite-exec': lambda: sqlite_exec(*args),
      'readdir-far': lambda: readdir_far(*args),
      'open-many': lambda: open_many(args[0], int(args[1])),
      'race': lambda: race(args[0], args[1], float(args[2])),

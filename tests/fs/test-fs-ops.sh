@@ -132,7 +132,7 @@ flock -n "$T/view/lk" -c "flock -n '$V/lk' true"
 is "flock(1): view refused while the host holds the lock" "$?" "1"
 
 # sqlite, both directions.
-sqlite3 "$T/view/db" 'CREATE TABLE t (x)'
+$OPS sqlite-exec "$T/view/db" 'CREATE TABLE t (x)'
 $OPS sqlite-hold "$T/view/db" "$TESTDIR/ready3" < "$TESTDIR/ctl" &
 H=$!
 track $H
@@ -150,7 +150,7 @@ wait_for "$TESTDIR/ready4"
 is "sqlite: view transaction locks out the host" "$($OPS sqlite-try "$T/view/db")" "database is locked"
 exec 9>&-
 wait $H
-is "sqlite: rows of both sides" "$(sqlite3 "$T/view/db" 'SELECT count(*) FROM t')" "3"
+is "sqlite: rows of both sides" "$($OPS sqlite-exec "$T/view/db" 'SELECT count(*) FROM t')" "3"
 
 # ---- 6. readdir offsets are 64-bit --------------------------------------
 # The view's offsets are entry indexes: 2^32 + 1 is past the end, and read
