@@ -49,6 +49,33 @@
 # define F2FS_SUPER_MAGIC 0xF2F52010
 #endif
 
+/* Can this kernel casefold directories of this filesystem type at all?
+ * (CONFIG_UNICODE; the filesystem lists "casefold" among its features.)
+ * Asked once per type: when it cannot, no directory needs an ioctl. */
+static gboolean
+kernel_can_casefold (unsigned long type)
+{
+  static int ext4 = -1, f2fs = -1, tmpfs = -1;
+  int *known;
+  const char *path;
+
+  switch (type)
+    {
+    case EXT4_SUPER_MAGIC:
+      known = &ext4, path = "/sys/fs/ext4/features/casefold";
+      break;
+    case F2FS_SUPER_MAGIC:
+      known = &f2fs, path = "/sys/fs/f2fs/features/casefold";
+      break;
+    default:
+      known = &tmpfs, path = "/sys/fs/tmpfs/features/casefold";
+      break;
+    }
+  if (g_atomic_int_get (known) < 0)
+    g_atomic_int_set (known, access (path, F_OK) == 0 || errno != ENOENT);
+  return g_atomic_int_get (known) != 0;
+}
+
 const char *
 fsg_fs_dir_folds_case (int fd)
 {
@@ -75,6 +102,8 @@ fsg_fs_dir_folds_case (int fd)
     case EXT4_SUPER_MAGIC:
     case F2FS_SUPER_MAGIC:
     case TMPFS_MAGIC:
+      if (!kernel_can_casefold ((unsigned long) sf.f_type))
+        return NULL;
       break; /* per directory: the casefold attribute */
     default:
       return NULL;
