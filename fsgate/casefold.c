@@ -11,6 +11,10 @@
  * (fsg_fs_new(), exit 125); such a directory below a root (a mount point,
  * or a directory with the casefold attribute, chattr +F) is refused at
  * lookup with EACCES and an audit record with op "case-insensitive".
+ * Fail closed: a directory whose case handling cannot be found out (its
+ * casefold attribute unreadable, on a kernel that can casefold) is treated
+ * the same way; on kernels without casefold support (no "casefold" in
+ * /sys/fs/{ext4,f2fs,tmpfs}/features) no per-directory check is made.
  */
 #include "config.h"
 
@@ -83,8 +87,9 @@ fsg_fs_dir_folds_case (int fd)
   unsigned int flags = 0;
   int dfd, r;
 
+  /* Fail closed: a directory that cannot be checked is not served. */
   if (fstatfs (fd, &sf) < 0)
-    return NULL;
+    return "unknown (statfs failed)";
   switch ((unsigned long) sf.f_type)
     {
     case MSDOS_SUPER_MAGIC:
@@ -111,8 +116,10 @@ fsg_fs_dir_folds_case (int fd)
   /* FS_IOC_GETFLAGS needs an open directory, not an O_PATH fd. */
   dfd = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
   if (dfd < 0)
-    return NULL;
+    return "unknown (cannot read the casefold attribute)";
   r = ioctl (dfd, FS_IOC_GETFLAGS, &flags);
   close (dfd);
-  return r == 0 && (flags & FS_CASEFOLD_FL) ? "casefold" : NULL;
+  if (r < 0)
+    return "unknown (cannot read the casefold attribute)";
+  return (flags & FS_CASEFOLD_FL) ? "casefold" : NULL;
 }

@@ -251,7 +251,7 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
         }
       g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
       if (fsg_fs_dir_folds_case (fd) != NULL)
-        return fsg_throw (error, "root '%s' (%s) is on a case-insensitive filesystem (%s): names such as "
+        return fsg_throw (error, "root '%s' (%s) may resolve names case-insensitively (%s): names such as "
                           "'.ENV' would escape rules written for '.env'; fsgate does not serve it "
                           "(use a case-sensitive copy, or leave it out of the policy)",
                           rule->path, rule->origin, fsg_fs_dir_folds_case (fd)), NULL;

@@ -21,10 +21,10 @@
 #include "fsgate/fs-private.h"
 
 #include <dirent.h>
-#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -314,8 +314,9 @@ op_destroy (void *userdata)
 }
 
 /* After a successful lookup of @name in @parent: refuse a host directory
- * that resolves names case-insensitively (casefold.c), dropping the lookup
- * count. Returns 0 or -EACCES (audited with op "case-insensitive"). */
+ * that resolves names case-insensitively, or that cannot be checked
+ * (casefold.c), dropping the lookup count. Returns 0 or -errno (EACCES
+ * audited with op "case-insensitive"). */
 static int
 refuse_case_insensitive (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
                          struct fuse_entry_param *e)
@@ -328,8 +329,14 @@ refuse_case_insensitive (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char
   if (!S_ISDIR (e->attr.st_mode))
     return 0;
   inode = fsg_fs_inode (fs, e->ino);
-  if (inode->kind != FSG_INODE_HOST || (fd = fsg_pin (&pin, fs, inode)) < 0 ||
-      fsg_fs_dir_folds_case (fd) == NULL)
+  if (inode->kind != FSG_INODE_HOST)
+    return 0;
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    {
+      fsg_inode_forget (fs, inode, 1);
+      return fd;
+    }
+  if (fsg_fs_dir_folds_case (fd) == NULL)
     return 0;
   fsg_pin_clear (&pin);
   s = fsg_inode_get_state (fs, inode);
