@@ -195,12 +195,12 @@ lock_interrupted (fuse_req_t req, void *data)
     }
 }
 
-/* See "Cache coherence" above. @locking: a lock was just granted (drop the
- * cache); else an unlock is about to be answered (write dirty pages back). */
+/* See "Cache coherence" above: called when a lock was just granted (the
+ * cached pages and attributes go) and before an unlock is answered (the
+ * same invalidation writes dirty pages back first: FUSE's launder). */
 static void
-sync_cache (FsgFs *fs, FsgInode *inode, gboolean locking)
+sync_cache (FsgFs *fs, FsgInode *inode)
 {
-  (void) locking; /* both: invalidating whole-file launders dirty pages first */
   if (fs->passthrough || fs->se == NULL)
     return;
   (void) fuse_lowlevel_notify_inval_inode (fs->se, fsg_inode_nodeid (fs, inode), 0, 0);
@@ -245,7 +245,7 @@ wait_thread (void *data)
     }
   g_atomic_int_set (&w->done, 1);
   if (r == 0)
-    sync_cache (w->fs, w->inode, TRUE);
+    sync_cache (w->fs, w->inode);
   /* Takes the request's lock: returns once a running lock_interrupted()
    * is over, and no new one can start. */
   fuse_req_interrupt_func (w->req, NULL, NULL);
@@ -439,7 +439,7 @@ fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_in
   fl.l_pid = 0;
   if (fl.l_type == F_UNLCK)
     {
-      sync_cache (fs, inode, FALSE);
+      sync_cache (fs, inode);
       r = owner_fcntl (fs, inode, fi->lock_owner, F_OFD_SETLK, &fl);
       fuse_reply_err (req, r == -ENOENT ? 0 : -r);
       return;
@@ -452,7 +452,7 @@ fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_in
     }
   if (fcntl (fd, F_OFD_SETLK, &fl) == 0)
     {
-      sync_cache (fs, inode, TRUE);
+      sync_cache (fs, inode);
       fuse_reply_err (req, 0);
       return;
     }
@@ -470,11 +470,11 @@ fsg_locks_flock (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_in
   int r;
 
   if (op & LOCK_UN)
-    sync_cache (fs, inode, FALSE);
+    sync_cache (fs, inode);
   if (flock ((int) fi->fh, op | LOCK_NB) == 0)
     {
       if (!(op & LOCK_UN))
-        sync_cache (fs, inode, TRUE);
+        sync_cache (fs, inode);
       fuse_reply_err (req, 0);
       return;
     }
