@@ -310,6 +310,9 @@ void fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_fi
 void fsg_locks_flock (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi, int op);
 void fsg_locks_flush (FsgFs *fs, FsgInode *inode, guint64 owner);
 void fsg_locks_release (FsgFs *fs, FsgInode *inode, int fh);
+/* Does some lock owner hold (or did it take) record locks on @inode
+ * through an open that is still open? Opens of it then get a FLUSH. */
+gboolean fsg_locks_inode_has_locks (FsgFs *fs, FsgInode *inode);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops fsg_fs_ops;

@@ -19,11 +19,15 @@
  *
  * Release: POSIX locks go when the owner closes any fd of the file: the
  * kernel then sends FLUSH with the owner (fsg_locks_flush). An open
- * answered with noflush (read-only or passthrough opens) gets no FLUSH;
- * its RELEASE drops the locks of every owner that locked through it
- * (fsg_locks_release), i.e. when the last fd of that open is closed rather
- * than at the first close. OFD locks of the view go at the RELEASE of
- * their open, as on the host. flock locks are dropped explicitly at
+ * answered with noflush (read-only or passthrough opens) gets no FLUSH, so
+ * opens of an inode that has record locks are answered without noflush
+ * (fsg_locks_inode_has_locks()); an open made noflush before the first
+ * lock drops, at its RELEASE, the locks of every owner that locked through
+ * it (fsg_locks_release), i.e. when the last fd of that open is closed
+ * rather than at the first close, and closing it does not release locks
+ * taken through another open (a difference from POSIX that only a process
+ * holding two opens of one locked file can see). OFD locks of the view go
+ * at the RELEASE of their open, as on the host. flock locks are dropped explicitly at
  * RELEASE (the host struct file may live on as a passthrough backing file).
  *
  * Blocking requests (F_SETLKW, flock without LOCK_NB) first try without
@@ -78,6 +82,7 @@ struct _FsgLocks
   GMutex lock;
   GCond cond;
   GHashTable *owners;  /* LockOwner -> LockOwner, keyed by (inode, owner) */
+  GHashTable *inodes;  /* FsgInode -> number of its LockOwners */
   GHashTable *waiters; /* LockWait set */
   gboolean stopping;
 };
@@ -140,6 +145,7 @@ fsg_locks_new (void)
   g_mutex_init (&locks->lock);
   g_cond_init (&locks->cond);
   locks->owners = g_hash_table_new_full (owner_hash, owner_equal, NULL, owner_free);
+  locks->inodes = g_hash_table_new (NULL, NULL);
   locks->waiters = g_hash_table_new (NULL, NULL);
   /* No SA_RESTART: the signal ends a waiter's F_OFD_SETLKW / flock. */
   sa.sa_handler = wake_handler;
@@ -169,6 +175,7 @@ fsg_locks_free (FsgLocks *locks)
     }
   g_mutex_unlock (&locks->lock);
   g_hash_table_destroy (locks->owners);
+  g_hash_table_destroy (locks->inodes);
   g_hash_table_destroy (locks->waiters);
   g_mutex_clear (&locks->lock);
   g_cond_clear (&locks->cond);
@@ -402,6 +409,8 @@ owner_fd (FsgFs *fs, FsgInode *inode, guint64 owner, int fh)
   o->fhs = g_array_new (FALSE, FALSE, sizeof (int));
   g_array_append_val (o->fhs, fh);
   g_hash_table_add (locks->owners, o);
+  g_hash_table_insert (locks->inodes, inode,
+                       GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (locks->inodes, inode)) + 1));
   g_mutex_unlock (&locks->lock);
   return fd;
 }
@@ -523,7 +532,29 @@ fsg_locks_release (FsgFs *fs, FsgInode *inode, int fh)
             break;
           }
       if (o->fhs->len == 0)
-        g_hash_table_iter_remove (&it);
+        {
+          guint n = GPOINTER_TO_UINT (g_hash_table_lookup (locks->inodes, inode));
+
+          if (n <= 1)
+            g_hash_table_remove (locks->inodes, inode);
+          else
+            g_hash_table_insert (locks->inodes, inode, GUINT_TO_POINTER (n - 1));
+          g_hash_table_iter_remove (&it);
+        }
     }
   g_mutex_unlock (&locks->lock);
+}
+
+gboolean
+fsg_locks_inode_has_locks (FsgFs *fs, FsgInode *inode)
+{
+  FsgLocks *locks = fs->locks;
+  gboolean r;
+
+  if (locks == NULL)
+    return FALSE;
+  g_mutex_lock (&locks->lock);
+  r = g_hash_table_contains (locks->inodes, inode);
+  g_mutex_unlock (&locks->lock);
+  return r;
 }

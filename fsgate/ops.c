@@ -861,7 +861,7 @@ fsg_fs_close_is_silent (int fd)
 
 /* @passthrough: this open got a backing file (fsg_passthrough_open). */
 static void
-set_open_flags (FsgFs *fs, int fd, gboolean passthrough, struct fuse_file_info *fi)
+set_open_flags (FsgFs *fs, FsgInode *inode, int fd, gboolean passthrough, struct fuse_file_info *fi)
 {
   /* Keep the page cache across opens. Read-only trees do not change
    * through the view; for writable ones FUSE_CAP_AUTO_INVAL_DATA drops
@@ -873,8 +873,10 @@ set_open_flags (FsgFs *fs, int fd, gboolean passthrough, struct fuse_file_info *
    * file system whose close cannot fail. Otherwise a FLUSH also writes back
    * mmap-dirtied pages and reports their errors, so it stays (set-id files
    * and failed backing opens included); the kernel ignores noflush with
-   * the writeback cache anyway. */
-  if (!fs->writeback &&
+   * the writeback cache anyway. A file with record locks gets its FLUSH:
+   * the close of any of its fds releases the closing process's locks
+   * (locks.c). */
+  if (!fs->writeback && !fsg_locks_inode_has_locks (fs, inode) &&
       ((fi->flags & O_ACCMODE) == O_RDONLY || (passthrough && fsg_fs_close_is_silent (fd))))
     fi->noflush = 1;
 }
@@ -908,7 +910,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fi->fh = fd;
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
-  set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
+  set_open_flags (fs, inode, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
   /* The open file owns the pin taken above (given back in op_release):
    * fstat/fchmod of an open, unlinked file keep working. */
   pin.inode = NULL;
@@ -972,7 +974,7 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
     }
   fi->fh = fd;
   fsg_fs_audit (fs, req, "create", p, name, NULL, NULL, &cs, FALSE, 0, mode_string (fi->flags));
-  set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
+  set_open_flags (fs, inode, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
   fpin.inode = NULL; /* owned by the open file from here on */
   if (fuse_reply_create (req, &e, fi) == -ENOENT)
     {

@@ -8,6 +8,9 @@
 #   hold-locks FILE READY   take both locks, write READY, hold until stdin ends
 #   wait-lock FILE READY    write READY, then wait for a POSIX write lock
 #                           (F_SETLKW) and print "got"
+#   close-other FILE HOST   POSIX: lock through one fd, open a second fd of
+#                           FILE, close it; can HOST (the same file) be locked
+#                           by another process now? "released" or "held"
 #   sqlite-hold DB READY    BEGIN EXCLUSIVE on DB, write READY, hold until stdin ends
 #   sqlite-try DB           insert without waiting: "OK" or the error
 #   sqlite-exec DB SQL      run SQL, print the rows (python's sqlite3: no CLI needed)
@@ -55,6 +58,17 @@ def wait_lock(path, ready):
     open(ready, 'w').close()
     fcntl.lockf(f, fcntl.LOCK_EX)
     print('got')
+
+
+def close_other(path, host):
+    a = os.open(path, os.O_RDWR)
+    fcntl.lockf(a, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    b = os.open(path, os.O_RDONLY)
+    os.close(b)
+    code = 'import fcntl,sys\nf=open(sys.argv[1],"r+")\ntry:\n fcntl.lockf(f, fcntl.LOCK_EX|fcntl.LOCK_NB); print("released")\nexcept OSError: print("held")'
+    import subprocess
+    print(subprocess.run([sys.executable, '-c', code, host], capture_output=True, text=True).stdout.strip())
+    os.close(a)
 
 
 def sqlite_hold(db, ready):
@@ -161,6 +175,7 @@ if __name__ == '__main__':
      'sqlite-hold': lambda: sqlite_hold(*args),
      'sqlite-try': lambda: sqlite_try(*args),
      'sqlite-exec': lambda: sqlite_exec(*args),
+     'close-other': lambda: close_other(*args),
      'readdir-far': lambda: readdir_far(*args),
      'open-many': lambda: open_many(args[0], int(args[1])),
      'race': lambda: race(args[0], args[1], float(args[2])),

@@ -127,6 +127,11 @@ is "a holder in the view excludes another view process" "$($OPS try-locks "$V/lk
 exec 9>&-
 wait $H
 is "closing in the view releases both on the host" "$($OPS try-locks "$T/view/lk")" "flock=OK fcntl=OK"
+# POSIX: closing any fd of a locked file releases the process's locks,
+# also a read-only one opened after the lock (no noflush for it).
+is "closing another fd of a locked file releases the lock, natively" \
+    "$($OPS close-other "$T/view/lk" "$T/view/lk")" "released"
+is "... and through the view" "$($OPS close-other "$V/lk" "$T/view/lk")" "released"
 # flock(1), the real tool.
 flock -n "$T/view/lk" -c "flock -n '$V/lk' true"
 is "flock(1): view refused while the host holds the lock" "$?" "1"
