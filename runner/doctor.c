@@ -55,8 +55,7 @@
   "leave out --no-proc-fallback to run with the container's /proc (docs/ci.md)"
 #define HINT_PROC_FALLBACK                                                           \
   "a fresh /proc cannot be mounted (the container masks parts of /proc) and the "   \
-  "container's /proc cannot be shown safely: that needs Landlock (Linux >= 5.13 "     \
-  "with landlock in lsm=) and a recursive bind of /proc; or unmask /proc (Podman: "  \
+  "container's /proc cannot be bound in either: unmask /proc (Podman: "              \
   "--security-opt unmask=ALL; Docker: --security-opt systempaths=unconfined) "       \
   "(docs/ci.md)"
 #define HINT_MOUNT                                                                   \
@@ -201,8 +200,7 @@ probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse
           if (errno != EPERM)
             probe_exit (out, PROBE_PROC, errno);
           probe_child_proc = FSG_PROC_CONTAINER;
-          if ((r = fsg_landlock_abi_async_signal_safe ()) < 0
-              || (r = fsg_proc_bind_container_async_signal_safe ("/tmp/proc")) < 0)
+          if ((r = fsg_proc_bind_container_async_signal_safe ("/tmp/proc")) < 0)
             probe_exit (out, PROBE_PROC, -r);
         }
       fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -343,6 +341,8 @@ fsg_doctor_check_userns (char **out_line)
 static gboolean
 check_proc (gboolean no_fallback, char **out_line)
 {
+  int abi;
+
   run_probe ();
   if (probe_step != PROBE_OK && probe_step < PROBE_PROC)
     {
@@ -373,13 +373,15 @@ check_proc (gboolean no_fallback, char **out_line)
                                    HINT_PROC);
       return FALSE;
     }
+  abi = fsg_landlock_abi_async_signal_safe ();
   *out_line = g_strdup_printf ("warn  /proc: a fresh /proc is refused here (the container masks "
                                "parts of /proc): runs show the command the container's /proc, "
                                "where it can list the container's processes but not reach them "
-                               "(Landlock ABI %d). For a fresh /proc: Podman --security-opt "
-                               "unmask=ALL, Docker --security-opt systempaths=unconfined; "
-                               "--no-proc-fallback refuses such runs (docs/ci.md)",
-                               fsg_landlock_abi_async_signal_safe ());
+                               "(its own user namespace%s). For a fresh /proc: Podman "
+                               "--security-opt unmask=ALL, Docker --security-opt "
+                               "systempaths=unconfined; --no-proc-fallback refuses such runs "
+                               "(docs/ci.md)",
+                               abi > 0 ? " and a Landlock domain" : "; no Landlock here");
   return TRUE;
 }
 

@@ -377,9 +377,11 @@ command_main (const FsgSandboxSpec *spec, int pty_slave)
     fail (spec, FSG_STAGE_CLOSE_FDS, errno);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     fail (spec, FSG_STAGE_NNP, errno);
-  /* The container's /proc lists processes outside the sandbox: a Landlock
-   * domain keeps them out of reach (proc.c). */
-  if (proc_kind == FSG_PROC_CONTAINER && (r = fsg_landlock_confine_async_signal_safe ()) < 0)
+  /* The container's /proc lists processes outside the sandbox; the user
+   * namespace keeps them out of reach, a Landlock domain (where the kernel
+   * has Landlock) is a second layer (proc.c). */
+  if (proc_kind == FSG_PROC_CONTAINER && fsg_landlock_abi_async_signal_safe () > 0
+      && (r = fsg_landlock_confine_async_signal_safe ()) < 0)
     fail (spec, FSG_STAGE_PROC_FALLBACK, -r);
   if (setrlimit (RLIMIT_CORE, &no_core) < 0)
     fail (spec, FSG_STAGE_RLIMIT, errno);
@@ -456,8 +458,7 @@ mount_proc (const FsgSandboxSpec *spec, const FsgMountStep *s)
     {
       if (errno != EPERM || !spec->proc_fallback_ok)
         return -1;
-      if ((r = fsg_landlock_abi_async_signal_safe ()) < 0
-          || (r = fsg_proc_bind_container_async_signal_safe (s->target)) < 0)
+      if ((r = fsg_proc_bind_container_async_signal_safe (s->target)) < 0)
         fail (spec, FSG_STAGE_PROC_FALLBACK, -r);
       msg.value = FSG_PROC_CONTAINER;
     }

@@ -17,11 +17,16 @@
  *  - signals: kill() takes a pid of the caller's namespace, and processes
  *    outside the sandbox's pid namespace have none there;
  *  - /proc/PID/{mem,environ,fd,fdinfo,maps,root,cwd,exe,...} and ptrace are
- *    gated by ptrace_may_access(); a command running as the same uid as the
- *    job would pass the uid check, so the command is put in a Landlock
- *    domain, and Landlock refuses every ptrace access check from inside a
- *    domain to a process outside it (Linux >= 5.13). Without Landlock there
- *    is no fallback (exit 125).
+ *    gated by ptrace_may_access(). A command running as the job's uid passes
+ *    its uid check, but the capability rule every kernel applies
+ *    (cap_ptrace_access_check) also wants the tracer in the target's user
+ *    namespace with the target's permitted capabilities, or CAP_SYS_PTRACE
+ *    over it: the command is in a user namespace of its own with no
+ *    capabilities, and every process outside the sandbox is in another one
+ *    (S and I share the sandbox's, but keep their capabilities). Where the
+ *    kernel has Landlock, the command is also put in a Landlock domain,
+ *    which refuses every ptrace access check from inside it to a process
+ *    outside it: a second layer, not a requirement.
  * What stays visible: the pids, command lines, comm, status and stat of the
  * container's processes, and system-wide files (/proc/cpuinfo, meminfo, ...)
  * that a fresh /proc shows as well.

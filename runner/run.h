@@ -25,7 +25,8 @@
  *         namespace on purpose: the FUSE connection records the mounter's pid
  *         namespace, so D sees host pids and can name the caller (comm).
  *         S waits for I and exits; PDEATHSIG ties it to R.
- *         └─ I  pid 1 of the new pid namespace: mounts /proc, a minimal /dev
+ *         └─ I  pid 1 of the new pid namespace: mounts /proc (where a
+ *               container masks its own, binds that one: proc.c), a minimal /dev
  *               (bind mounts of null zero full random urandom tty, devpts with
  *               ptmx, tmpfs /dev/shm), a tmpfs /tmp unless /tmp is (under) a
  *               root, pivot_root(".", ".") into the view and detaches the old
@@ -164,9 +165,9 @@ typedef enum
  * fallback"). FRESH: a new procfs of the sandbox's pid namespace. CONTAINER:
  * the fresh mount was refused (a container runtime masks parts of its /proc,
  * and the kernel then refuses a new procfs in a user namespace), so the
- * container's own /proc is bound in, read-only where the fresh one is, and
- * the command is confined by a Landlock domain so that the processes it can
- * now list are out of its reach. */
+ * container's own /proc is bound in, read-only where the fresh one is; the
+ * processes the command can now list stay out of its reach (its user
+ * namespace, plus a Landlock domain where the kernel has Landlock). */
 typedef enum
 {
   FSG_PROC_UNKNOWN = 0, /* the run did not get that far */
