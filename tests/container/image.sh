@@ -61,14 +61,21 @@ flock 9
 if ! podman image exists "$image"; then
   if [ ! -s "$tar" ]; then
     tmp=$(mktemp --suffix=.tar "$cache/.debian-$key.XXXXXX")
-    trap 'rm -f "$tmp"' EXIT
+    work=$(mktemp -d "$cache/.mmdebstrap.XXXXXX")
+    trap 'rm -f "$tmp"; rm -rf --one-file-system "$work"' EXIT
     rm -f "$tmp" # mmdebstrap writes the tar itself (the format from the name)
     echo "image.sh: building $tar from $mirror ($suite, $packages)" >&2
-    if ! mmdebstrap --quiet --variant="$variant" --include="$packages" "$suite" "$tmp" "$mirror" >&2; then
+    # In a mount namespace of its own, so that nothing it mounts in its
+    # chroot (/dev/pts, /proc, ...) can outlive it on the host; without
+    # meson's MALLOC_PERTURB_, under which a process of the chroot kept
+    # /dev/pts busy and mmdebstrap's cleanup failed (seen here).
+    if ! env -u MALLOC_PERTURB_ TMPDIR="$work" unshare -m --propagation private \
+        mmdebstrap --quiet --variant="$variant" --include="$packages" "$suite" "$tmp" "$mirror" >&2; then
       echo "image.sh: mmdebstrap failed" >&2
       exit 1
     fi
     mv "$tmp" "$tar"
+    rm -rf --one-file-system "$work"
     trap - EXIT
   fi
   podman import --quiet "$tar" "$image" >/dev/null
