@@ -35,9 +35,10 @@
   "(Ubuntu 23.10+) or an AppArmor profile for fsgate-run; in Docker/Podman run with "   \
   "--security-opt seccomp=unconfined --security-opt apparmor=unconfined (docs/ci.md)"
 #define HINT_FUSE                                                                    \
-  "make /dev/fuse available and usable from a user namespace: modprobe fuse; in "  \
-  "containers pass --device /dev/fuse (and --cap-add SYS_ADMIN with "                \
-  "apparmor=unconfined) (docs/ci.md)"
+  "make /dev/fuse available and usable from a user namespace: modprobe fuse on the " \
+  "host; in a container pass --device /dev/fuse (Docker also needs "                 \
+  "--security-opt seccomp=unconfined and, with AppArmor, apparmor=unconfined) "      \
+  "(docs/ci.md)"
 /* /dev/fuse is there, but its mode or owner keeps this user out (EACCES). */
 #define HINT_FUSE_ACCESS                                                             \
   "the device is there but this user may not open it: run as root, or pass it "     \

@@ -158,6 +158,9 @@ is "--device /dev/fuse, mode 0666, uid 1000: runs and writes as 1000" \
 
 cat > "$WS/work.sh" <<'EOF'
 echo written > out.txt
+git -C repo add new.txt && git -C repo -c user.name=t -c user.email=t@example.org commit -qm new \
+  && git -C repo log --format=%s && git -C repo status --porcelain
+tar -cf repo.tar -C repo new.txt && tar -tf repo.tar
 cat secret.txt 2>/dev/null && echo "secret read" || echo "secret denied"
 python3 -c '
 import socket
@@ -189,7 +192,10 @@ EOF
 
 workload () { # WHERE: host or container; prints status, output, report summary
   local where=$1 rep=$TESTDIR/report-$1.json
-  rm -f "$WS/out.txt" "$rep"
+  rm -rf "$WS/out.txt" "$WS/repo" "$WS/repo.tar" "$rep"
+  # a real repository, made outside the sandbox, for git to commit to inside
+  git init -q "$WS/repo" && echo new > "$WS/repo/new.txt"
+  git -C "$WS/repo" -c user.name=t -c user.email=t@example.org commit -q --allow-empty -m first
   local cmd=("$FSGATE_RUN" --json "$rep" --capture --profile read-only --rw "$WS"
              --deny-read "$WS/secret.txt" -C "$WS" -- sh work.sh)
   if [ "$where" = host ]; then
@@ -200,6 +206,7 @@ workload () { # WHERE: host or container; prints status, output, report summary
   echo "status $?"
   cat "$TESTDIR/out-$where"
   echo "file $(cat "$WS/out.txt" 2>/dev/null)"
+  echo "commits $(git -C "$WS/repo" log --format=%s | tr '\n' ' ')"
   [ -s "$rep" ] && summary "$rep"
 }
 
