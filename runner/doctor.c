@@ -62,6 +62,13 @@
 #define HINT_MOUNT                                                                   \
   "mounts in a new mount namespace are refused: run the container with "           \
   "--security-opt apparmor=unconfined (docs/ci.md)"
+/* Docker's default seccomp profile has no pivot_root at all, with or
+ * without CAP_SYS_ADMIN (docs/ci.md). */
+#define HINT_PIVOT                                                                   \
+  "pivot_root is refused: Docker's default seccomp profile does not allow it, "     \
+  "even with --cap-add SYS_ADMIN: run the container with --security-opt "             \
+  "seccomp=unconfined (or a profile that allows pivot_root) and, with AppArmor, "      \
+  "--security-opt apparmor=unconfined (docs/ci.md)"
 #define HINT_SECCOMP                                                                 \
   "the kernel needs CONFIG_SECCOMP_FILTER (and libseccomp >= 2.5); without it "    \
   "fsgate-run cannot block the network or dangerous syscalls"
@@ -116,9 +123,10 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_SCRATCH:
     case FSG_STAGE_MOUNT_DEV:
     case FSG_STAGE_MOUNT_TMP:
-    case FSG_STAGE_PIVOT:
     case FSG_STAGE_HOST_FLAGS:
       return HINT_MOUNT;
+    case FSG_STAGE_PIVOT:
+      return err == EPERM ? HINT_PIVOT : HINT_MOUNT;
     case FSG_STAGE_OPEN_FUSE:
       return err == EACCES ? HINT_FUSE_ACCESS : err == EPERM ? HINT_FUSE_CGROUP : HINT_FUSE;
     case FSG_STAGE_MOUNT_FUSE:
@@ -150,6 +158,7 @@ enum
   PROBE_PROC,
   PROBE_FUSE_OPEN,
   PROBE_FUSE_MOUNT,
+  PROBE_PIVOT,
 };
 
 /* FsgProcKind the probe got, and the Landlock ABI (or -errno) it saw. */
@@ -212,6 +221,9 @@ probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse
       if (mkdir ("/tmp/fuse", 0755) < 0
           || mount ("fsgate-doctor", "/tmp/fuse", "fuse", MS_NOSUID | MS_NODEV, fuse_data) < 0)
         probe_exit (out, PROBE_FUSE_MOUNT, errno);
+      /* The run's pivot_root, into the probe's tmpfs (a mount point). */
+      if (chdir ("/tmp") < 0 || syscall (SYS_pivot_root, ".", ".") < 0)
+        probe_exit (out, PROBE_PIVOT, errno);
       /* Nobody answers FUSE_INIT; leaving the namespaces tears it down. */
       probe_exit (out, PROBE_OK, 0);
     }
@@ -305,9 +317,16 @@ gboolean
 fsg_doctor_check_userns (char **out_line)
 {
   run_probe ();
+  if (probe_step == PROBE_PIVOT)
+    {
+      *out_line = g_strdup_printf ("FAIL  pivot_root in a new mount namespace: %s. Fix: %s",
+                                   g_strerror (probe_err),
+                                   probe_err == EPERM ? HINT_PIVOT : HINT_MOUNT);
+      return FALSE;
+    }
   if (probe_step == PROBE_OK || probe_step >= PROBE_PROC)
     {
-      *out_line = g_strdup ("ok    user, mount, pid, ipc, uts and net namespaces");
+      *out_line = g_strdup ("ok    user, mount, pid, ipc, uts and net namespaces, pivot_root");
       return TRUE;
     }
   {
@@ -424,7 +443,7 @@ fsg_doctor_check_fuse (char **out_line)
                                    g_strerror (probe_err), HINT_FUSE);
       return FALSE;
     }
-  if (probe_step != PROBE_OK)
+  if (probe_step != PROBE_OK && probe_step != PROBE_PIVOT)
     {
       *out_line = g_strdup ("FAIL  /dev/fuse: not tested, user namespaces do not work (see above)");
       return FALSE;
