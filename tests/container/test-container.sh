@@ -47,6 +47,11 @@ _cleanup () {
   local ids
   ids=$(podman ps -aq --filter "label=$TAG" 2>/dev/null)
   [ -n "$ids" ] && podman rm -f $ids >/dev/null 2>&1
+  # rootless Podman's pause process, which keeps its user namespace
+  if [ -n "${RLRUN:-}" ] && [ -s "$RLRUN/libpod/tmp/pause.pid" ]; then
+    kill -KILL "$(cat "$RLRUN/libpod/tmp/pause.pid")" 2>/dev/null
+    rm -f "$RLRUN/libpod/tmp/pause.pid"
+  fi
   rm -rf "$TESTDIR"
 }
 trap _cleanup EXIT
@@ -56,6 +61,10 @@ cat > "$CONTAINERS_CONF" <<'EOF'
 [containers]
 # RLIMIT_NOFILE cannot be raised on this machine; podman's default would.
 default_ulimits = []
+[engine]
+# no systemd here (rootless Podman waits for its D-Bus otherwise)
+cgroup_manager = "cgroupfs"
+events_logger = "file"
 EOF
 
 image_err=$TESTDIR/image.err
@@ -270,5 +279,61 @@ is "container's /proc: positive control, the same reads work outside the sandbox
 is "container's /proc: the command lists the process but cannot reach it" \
   "$(printf '%s\n' "$out" | tail -n +2 | tr '\n' ' ')" \
   "listed 0 environ refused root refused cwd refused mem refused no signal "
+
+# ---- Rootless Podman ----------------------------------------------------------
+
+# As nobody (uid 65534). Without a range in /etc/subuid, Podman maps that
+# one uid, so its storage needs ignore_chown_errors (the image has files of
+# other owners); cached beside the image. The host's /dev/fuse is
+# 0600: as test-run-env does for its unprivileged run, a private mount
+# namespace shows a 0666 node of the same device there (on Debian and Ubuntu
+# hosts udev makes it 0666).
+key=${IMAGE##*:}
+tar=${FSGATE_TEST_CACHE:-/var/cache/fsgate-tests}/debian-$key.tar
+# Podman's database remembers the runtime directory it was created with, so
+# that one is cached too (and its pause process is found through it).
+RLBASE=${FSGATE_TEST_CACHE:-/var/cache/fsgate-tests}/rootless-$key
+RLHOME=$RLBASE/home
+RLRUN=$RLBASE/run
+RLWS=$TESTDIR/rootless-ws
+mkdir -p "$RLHOME/.config/containers" "$RLRUN" "$RLWS" "$TESTDIR/devfuse"
+printf '[storage]\ndriver = "overlay"\n[storage.options.overlay]\nignore_chown_errors = "true"\n' \
+  > "$RLHOME/.config/containers/storage.conf"
+chown -R 65534:65534 "$RLHOME" "$RLRUN" "$RLWS"
+chmod 0700 "$RLRUN"
+install -m 0755 "$FSGATE_RUN" "$TESTDIR/fsgate-run" # the build directory may be closed to nobody
+
+rl () { # COMMAND...: as nobody, with a usable /dev/fuse
+  timeout -k 10 180 unshare -m --propagation private sh -c '
+    t=$1 ws=$2 home=$3 run=$4; shift 4
+    mount -t tmpfs fsgate-test "$t/devfuse" && mknod -m 666 "$t/devfuse/fuse" c 10 229 \
+      && mount --bind "$t/devfuse/fuse" /dev/fuse && cd "$ws" \
+      && exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+           env HOME="$home" XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$CONTAINERS_CONF" "$@"' \
+    sh "$TESTDIR" "$RLWS" "$RLHOME" "$RLRUN" "$@"
+}
+rlrow () { # PODMAN FLAGS...: fsgate-run in a rootless container; sets $out and $rc
+  rm -f "$RLWS/rl.txt"
+  out=$(rl podman run --rm --runtime runc --network none --label "$TAG" "$@" \
+        -v "$TESTDIR/fsgate-run:/usr/local/bin/fsgate-run:ro" -v "$RLWS:$RLWS" -w "$RLWS" "$IMAGE" \
+        fsgate-run -- sh -c 'echo rootless > rl.txt' 2>&1)
+  rc=$?
+}
+
+if ! command -v setpriv >/dev/null || ! command -v unshare >/dev/null; then
+  skip "rootless Podman" "setpriv and unshare (util-linux)"
+elif ! rl podman image exists "$IMAGE" 2>/dev/null && ! rl podman import --quiet "$tar" "$IMAGE" >/dev/null 2>"$TESTDIR/rl.err"; then
+  not_ok "rootless Podman: importing the image"; diag "$(tail -n 3 "$TESTDIR/rl.err")"
+else
+  # One row only: each rootless run here takes about 20 s, Podman waiting
+  # out conmon's exit timeout (no systemd; seen with any command). The rows
+  # "no flags" (125, fix names --device /dev/fuse) and "unmask=ALL" (a fresh
+  # /proc) behave as in the rootful table (run by hand).
+  rlrow --device /dev/fuse
+  is "rootless, --device /dev/fuse: runs, the file is nobody's on the host" \
+    "$rc:$(cat "$RLWS/rl.txt" 2>/dev/null):$(stat -c %u "$RLWS/rl.txt" 2>/dev/null)" "0:rootless:65534" \
+    || diag "$out"
+  is "... with the /proc warning" "$(printf '%s\n' "$out" | grep -c "warning: a fresh /proc cannot be mounted")" 1
+fi
 
 done_testing
