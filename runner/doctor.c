@@ -41,10 +41,10 @@
   "(docs/ci.md)"
 /* /dev/fuse is there, but its mode or owner keeps this user out (EACCES). */
 #define HINT_FUSE_ACCESS                                                             \
-  "the device is there but this user may not open it: run as root, or pass it "     \
-  "read-write (--device /dev/fuse:/dev/fuse:rwm) and let the user open it: a group "  \
-  "that has rw on it (--group-add GID) or mode 0666 (chmod 0666 /dev/fuse as root "   \
-  "in the container or on the host) (docs/ci.md)"
+  "chmod 0666 /dev/fuse (the usual mode; make it last with a udev rule, or as root "  \
+  "in the container before dropping privileges), or give this user a group with "     \
+  "rw on it (--group-add GID); a container needs the device passed read-write: "      \
+  "--device /dev/fuse:/dev/fuse:rwm (docs/ci.md)"
 /* The node is there (a bind mount?) but the device cgroup refuses it (EPERM). */
 #define HINT_FUSE_CGROUP                                                             \
   "the device node is there but the container's device cgroup refuses it: pass "    \
@@ -138,7 +138,9 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_SECCOMP:
       return HINT_SECCOMP;
     case FSG_STAGE_CHDIR:
-      return "the working directory must be inside a root of the policy (use -C DIR or --ro/--rw)";
+      return "the working directory must be readable in the view: add it with --ro/--rw when it "
+             "is outside every root, or use -C DIR when a deny-read rule covers it (nothing "
+             "reopens a denied path)";
     default:
       return "please report this with the output of fsgate-run --doctor";
     }
@@ -411,6 +413,8 @@ fsg_doctor_check_fuse (char **out_line)
   int fd;
 
   fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
+  /* The module is there but the node's mode (crw------- root) or the device
+   * cgroup keeps us out: modprobe would not help. */
   if (fd < 0 && (errno == EACCES || errno == EPERM))
     {
       int errsv = errno;
@@ -441,6 +445,12 @@ fsg_doctor_check_fuse (char **out_line)
       *out_line = g_strdup_printf ("FAIL  /dev/fuse: %s in a user namespace: %s. Fix: %s",
                                    probe_step == PROBE_FUSE_OPEN ? "open" : "mount",
                                    g_strerror (probe_err), HINT_FUSE);
+      return FALSE;
+    }
+  if (probe_step == PROBE_PROC)
+    {
+      *out_line = g_strdup ("n/a   /dev/fuse: not tested in a user namespace: the probe stopped "
+                            "at the fresh /proc (see above); user namespaces themselves work");
       return FALSE;
     }
   if (probe_step != PROBE_OK && probe_step != PROBE_PIVOT)
