@@ -55,6 +55,7 @@ _cleanup () {
   rm -rf "$TESTDIR"
 }
 trap _cleanup EXIT
+trap 'exit 1' INT TERM HUP PIPE # the EXIT trap cleans up then too
 
 export CONTAINERS_CONF=$TESTDIR/containers.conf
 cat > "$CONTAINERS_CONF" <<'EOF'

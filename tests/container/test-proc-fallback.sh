@@ -30,6 +30,7 @@ bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc true 2>/dev/null 
 
 TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/fsgate-proc-test.XXXXXX")
 trap 'rm -rf "$TESTDIR"' EXIT
+trap 'exit 1' INT TERM HUP PIPE
 cd "$TESTDIR"
 
 # bw COMMAND...: in a bwrap with its own masked /proc.
