@@ -147,6 +147,8 @@ struct _FsgPolicy
   gboolean network;
   gboolean hide_denied;
   gboolean git_protect;
+  gboolean devices_allowed; /* [filesystem] devices = allow */
+  gboolean setid_kept;      /* [filesystem] setid = keep */
   guint64 timeout_ms;
   guint64 kill_after_ms;
   guint64 output_cap;
