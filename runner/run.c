@@ -1271,50 +1271,125 @@ resolve_cwd (const FsgRunOptions *opts, GError **error)
   return real;
 }
 
-int
-fsg_run (const FsgRunOptions *opts)
+/* ---- fsg_run: prepare, spawn, supervise, report ------------------------------
+ *
+ * Each guarantee of a run lives in one of these four steps:
+ *   prepare    everything that can fail before a process exists (working
+ *              directory, /dev/fuse, filter, mount plan, pipes, id maps,
+ *              signals, the report's directory): a failure is 125, nothing ran
+ *   spawn      clone S and hand it the id maps
+ *   supervise  the poll loop until the sandbox is gone and output drained,
+ *              then the daemon stopped and the terminal restored
+ *   report     the exit status, its reason, stderr and the --json report
+ */
+
+static gboolean
+prepare_output (FsgRun *run, GError **error)
 {
-  FsgRun run_storage = { 0 };
-  FsgRun *run = &run_storage;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *cwd = NULL;
-  g_autofree char *fuse_data = NULL;
-  g_autofree char *uid_map = NULL, *gid_map = NULL;
+  const FsgRunOptions *opts = run->opts;
+
+  run->spec.want_pty = isatty (0);
+  run->spec.stdout_pty = run->spec.want_pty && !opts->capture && isatty (1);
+  run->spec.stderr_pty = run->spec.want_pty && !opts->capture && isatty (2);
+  if (opts->capture)
+    {
+      int p[2];
+      guint64 cap = fsg_policy_output_cap (opts->policy);
+
+      fsg_capture_init (&run->cap_out, cap);
+      fsg_capture_init (&run->cap_err, cap);
+      run->capturing = TRUE;
+      if (pipe2 (p, O_CLOEXEC) < 0)
+        return fsg_throw_errno (error, "preparing the run: pipe");
+      run->out_rd = p[0];
+      run->spec.stdout_fd = p[1];
+      if (pipe2 (p, O_CLOEXEC) < 0)
+        return fsg_throw_errno (error, "preparing the run: pipe");
+      run->err_rd = p[0];
+      run->spec.stderr_fd = p[1];
+    }
+
+  /* Never hand a host terminal to the command: it could read what the user
+   * types or answer terminal queries in the user's shell. Without a pty of
+   * its own (stdin is not a terminal), a terminal on fd 1 or 2 becomes a
+   * pipe that the runner forwards. */
+  if (!run->spec.want_pty)
+    {
+      int p[2];
+
+      if (run->out_rd < 0 && isatty (1))
+        {
+          if (pipe2 (p, O_CLOEXEC) < 0)
+            return fsg_throw_errno (error, "preparing the run: pipe");
+          run->out_rd = p[0];
+          run->spec.stdout_fd = p[1];
+        }
+      if (run->err_rd < 0 && isatty (2))
+        {
+          if (pipe2 (p, O_CLOEXEC) < 0)
+            return fsg_throw_errno (error, "preparing the run: pipe");
+          run->err_rd = p[0];
+          run->spec.stderr_fd = p[1];
+        }
+    }
+  return TRUE;
+}
+
+/* The id maps S gets: root maps every id to itself when /proc shows our own
+ * pid namespace (R has to write through /proc/PID); others can only map
+ * themselves. */
+static void
+prepare_id_maps (FsgRun *run)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self", NULL);
+  g_autofree char *mine = g_strdup_printf ("%d", (int) getpid ());
+  char *u = NULL, *g = NULL;
+
+  run->spec.runner_maps = geteuid () == 0 && self != NULL && g_str_equal (self, mine);
+  if (run->spec.runner_maps)
+    {
+      u = identity_map ("/proc/self/uid_map");
+      g = identity_map ("/proc/self/gid_map");
+      if (u == NULL || g == NULL)
+        {
+          g_clear_pointer (&u, g_free);
+          g_clear_pointer (&g, g_free);
+          run->spec.runner_maps = FALSE;
+        }
+    }
+  if (u == NULL)
+    {
+      u = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.uid, (unsigned) run->spec.uid);
+      g = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.gid, (unsigned) run->spec.gid);
+    }
+  run->spec.uid_map = keep_str (run, u);
+  run->spec.gid_map = keep_str (run, g);
+}
+
+/* Everything that can fail before a process exists. On failure, @error is
+ * the one line to print (with the fix); nothing has run. */
+static gboolean
+run_prepare (FsgRun *run, GError **error)
+{
+  const FsgRunOptions *opts = run->opts;
   gboolean net = fsg_policy_network_allowed (opts->policy);
-  gboolean mount_tmp;
+  g_autoptr(GError) local = NULL;
+  const char *cwd;
   sigset_t mask;
   int ctl[2];
-  int flags;
-  int exit_code = FSG_EXIT_SETUP, signal_no = 0;
-  const char *reason = "setup-error";
-  g_autofree char *message = NULL;
-
-  run->opts = opts;
-  run->policy = opts->policy;
-  run->start_us = g_get_monotonic_time ();
-  run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
-  run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = -1;
-  run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
-  run->spec.stdout_fd = run->spec.stderr_fd = -1;
-  run->strings = g_ptr_array_new_with_free_func (g_free);
-  run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
-  run->audit_buf = g_string_new (NULL);
-  run->denials = json_array_new ();
-  run->to_pty = g_byte_array_new ();
 
   /* Fail before anything starts when the basics are missing. */
-  cwd = resolve_cwd (opts, &error);
+  cwd = resolve_cwd (opts, &local);
   if (cwd == NULL)
-    {
-      return early_fail (run, "%s. Fix: use -C DIR with an existing directory", error->message);
-    }
+    return fsg_throw (error, "%s. Fix: use -C DIR with an existing directory", local->message);
+  keep_str (run, (char *) cwd); /* the spec points to it */
   if (fsg_policy_decide (opts->policy, cwd).access < FSG_ACCESS_RO)
     {
       FsgPathState st = fsg_policy_decide (opts->policy, cwd);
       g_autofree char *why = fsg_path_state_describe (opts->policy, &st);
-      return early_fail (run, "working directory '%s' is not readable in the view (%s). "
-                         "Fix: add it with --ro/--rw, or choose another one with -C DIR",
-                         cwd, why);
+      return fsg_throw (error, "working directory '%s' is not readable in the view (%s). "
+                        "Fix: add it with --ro/--rw, or choose another one with -C DIR",
+                        cwd, why);
     }
   {
     fsg_autofd int fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -1322,7 +1397,7 @@ fsg_run (const FsgRunOptions *opts)
       {
         g_autofree char *line = NULL;
         fsg_doctor_check_fuse (&line);
-        return early_fail (run, "%s", line);
+        return fsg_throw (error, "%s", line);
       }
   }
 
@@ -1343,115 +1418,40 @@ fsg_run (const FsgRunOptions *opts)
       run->spec.pass_fds = (const int *) opts->pass_fds->data;
       run->spec.n_pass_fds = opts->pass_fds->len;
     }
-  for (gsize i = 0; i < G_N_ELEMENTS (run->spec.close_in_sandbox); i++)
-    run->spec.close_in_sandbox[i] = -1;
 
-  if (!fsg_syscall_filter_build (net, &run->spec.prog_notify, &run->spec.prog_plain, &error))
+  if (!fsg_syscall_filter_build (net, &run->spec.prog_notify, &run->spec.prog_plain, &local))
     {
       g_autofree char *line = NULL;
       fsg_doctor_check_seccomp (&line);
-      return early_fail (run, "building the seccomp filter: %s (%s)", error->message, line);
+      return fsg_throw (error, "building the seccomp filter: %s (%s)", local->message, line);
     }
   if (run->spec.prog_notify.len > 0
       && syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &run->notif_sizes) < 0)
     fsg_syscall_filter_clear (&run->spec.prog_notify); /* no notify: plain EACCES */
 
-  mount_tmp = !policy_shows_tmp (opts->policy);
-  run->mount_tmp = mount_tmp;
-  if (!plan_host_flags (run, opts->policy, mount_tmp, &error))
-    return early_fail (run, "%s", error->message);
-  build_mount_plan (run, mount_tmp);
+  run->mount_tmp = !policy_shows_tmp (opts->policy);
+  if (!plan_host_flags (run, opts->policy, run->mount_tmp, error))
+    return FALSE;
+  build_mount_plan (run, run->mount_tmp);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 
-  run->spec.want_pty = isatty (0);
-  run->spec.stdout_pty = run->spec.want_pty && !opts->capture && isatty (1);
-  run->spec.stderr_pty = run->spec.want_pty && !opts->capture && isatty (2);
-  if (opts->capture)
-    {
-      int p[2];
-      guint64 cap = fsg_policy_output_cap (opts->policy);
-
-      fsg_capture_init (&run->cap_out, cap);
-      fsg_capture_init (&run->cap_err, cap);
-      run->capturing = TRUE;
-      if (pipe2 (p, O_CLOEXEC) < 0)
-        goto errno_fail;
-      run->out_rd = p[0];
-      run->spec.stdout_fd = p[1];
-      if (pipe2 (p, O_CLOEXEC) < 0)
-        goto errno_fail;
-      run->err_rd = p[0];
-      run->spec.stderr_fd = p[1];
-    }
-
-  /* Never hand a host terminal to the command: it could read what the user
-   * types or answer terminal queries in the user's shell. Without a pty of
-   * its own (stdin is not a terminal), a terminal on fd 1 or 2 becomes a
-   * pipe that the runner forwards. */
-  if (!run->spec.want_pty)
-    {
-      int p[2];
-
-      if (run->out_rd < 0 && isatty (1))
-        {
-          if (pipe2 (p, O_CLOEXEC) < 0)
-            goto errno_fail;
-          run->out_rd = p[0];
-          run->spec.stdout_fd = p[1];
-        }
-      if (run->err_rd < 0 && isatty (2))
-        {
-          if (pipe2 (p, O_CLOEXEC) < 0)
-            goto errno_fail;
-          run->err_rd = p[0];
-          run->spec.stderr_fd = p[1];
-        }
-    }
+  if (!prepare_output (run, error))
+    return FALSE;
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
-    goto errno_fail;
+    return fsg_throw_errno (error, "preparing the run: socketpair");
   run->ctl = ctl[0];
   run->spec.ctl_fd = ctl[1];
   run->spec.runner_ctl_fd = ctl[0];
 
   run->reserved_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (run->reserved_fd < 0)
-    goto errno_fail;
+    return fsg_throw_errno (error, "preparing the run: open '/dev/null'");
   run->spec.fuse_fd_num = run->reserved_fd;
-  fuse_data = fsg_fs_mount_data (run->reserved_fd, run->spec.uid, run->spec.gid);
-  run->spec.fuse_data = fuse_data;
-  uid_map = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.uid, (unsigned) run->spec.uid);
-  gid_map = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.gid, (unsigned) run->spec.gid);
-  /* Root maps every id to itself when /proc shows our own pid namespace
-   * (R has to write through /proc/PID); others can only map themselves. */
-  {
-    g_autofree char *self = g_file_read_link ("/proc/self", NULL);
-    g_autofree char *mine = g_strdup_printf ("%d", (int) getpid ());
-
-    run->spec.runner_maps = geteuid () == 0 && self != NULL && g_str_equal (self, mine);
-  }
-  if (run->spec.runner_maps)
-    {
-      char *u = identity_map ("/proc/self/uid_map");
-      char *g = identity_map ("/proc/self/gid_map");
-
-      if (u != NULL && g != NULL)
-        {
-          g_free (uid_map);
-          g_free (gid_map);
-          uid_map = u;
-          gid_map = g;
-        }
-      else
-        {
-          g_free (u);
-          g_free (g);
-          run->spec.runner_maps = FALSE;
-        }
-    }
-  run->spec.uid_map = uid_map;
-  run->spec.gid_map = gid_map;
+  run->spec.fuse_data = keep_str (run, fsg_fs_mount_data (run->reserved_fd, run->spec.uid,
+                                                          run->spec.gid));
+  prepare_id_maps (run);
 
   run->spec.close_in_sandbox[0] = run->ctl;
   run->spec.close_in_sandbox[1] = run->out_rd;
@@ -1468,14 +1468,23 @@ fsg_run (const FsgRunOptions *opts)
   signal (SIGPIPE, SIG_IGN);
   run->sigfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (run->sigfd < 0)
-    goto errno_fail;
+    return fsg_throw_errno (error, "preparing the run: signalfd");
   run->spec.close_in_sandbox[3] = run->sigfd;
   fcntl (run->ctl, F_SETFL, O_NONBLOCK);
+  return TRUE;
+}
+
+/* Clone S (see run.h) and give it its id maps. FALSE (with @error) when no
+ * sandbox could be created; later failures go through runner_fail(). */
+static gboolean
+run_spawn (FsgRun *run, GError **error)
+{
+  int flags;
 
   /* Always a new user namespace, also as root: capabilities inside it are
    * worthless outside, and the command loses even those. */
   flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
-  if (!net)
+  if (!fsg_policy_network_allowed (run->policy))
     flags |= CLONE_NEWNET;
   run->setup_pid = syscall (SYS_clone, (unsigned long) flags, NULL, NULL, NULL, 0);
   if (run->setup_pid == 0)
@@ -1491,7 +1500,7 @@ fsg_run (const FsgRunOptions *opts)
       int errsv = errno;
 
       fsg_doctor_check_userns (&line);
-      return early_fail (run, "clone(CLONE_NEWUSER|...): %s. %s", g_strerror (errsv), line);
+      return fsg_throw (error, "clone(CLONE_NEWUSER|...): %s. %s", g_strerror (errsv), line);
     }
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
@@ -1508,14 +1517,21 @@ fsg_run (const FsgRunOptions *opts)
       g_autoptr(GError) map_error = NULL;
       FsgCtlMsg maps = { FSG_MSG_MAPS_DONE, 0, 0, 0 };
 
-      if (!write_proc (run->setup_pid, "uid_map", uid_map, &map_error)
-          || !write_proc (run->setup_pid, "gid_map", gid_map, &map_error))
+      if (!write_proc (run->setup_pid, "uid_map", run->spec.uid_map, &map_error)
+          || !write_proc (run->setup_pid, "gid_map", run->spec.gid_map, &map_error))
         runner_fail (run, g_strdup_printf ("writing the id maps: %s. Fix: %s", map_error->message,
                                            fsg_doctor_hint_for_stage (FSG_STAGE_WAIT_MAPS, 0)));
       else if (fsg_ctl_send (run->ctl, &maps, -1) < 0)
         runner_fail (run, g_strdup_printf ("control socket: %s", g_strerror (errno)));
     }
+  return TRUE;
+}
 
+/* Serve the run until the sandbox is gone and its output drained; then stop
+ * the daemon (reading its last denials) and give the terminal back. */
+static void
+run_supervise (FsgRun *run)
+{
   supervise (run);
   /* The loop ends when S is reaped and output is drained; make sure. */
   kill_sandbox (run);
@@ -1534,88 +1550,144 @@ fsg_run (const FsgRunOptions *opts)
     }
   stop_daemon (run);
   restore_tty (run);
+}
+
+/* What the run ended with: the exit status of fsgate-run and why. */
+typedef struct
+{
+  int exit_code;
+  int signal_no;
+  const char *reason;
+  char *message; /* printed on stderr unless a timeout; NULL for none */
+} FsgRunOutcome;
+
+static void
+run_outcome (FsgRun *run, FsgRunOutcome *out)
+{
+  out->exit_code = FSG_EXIT_SETUP;
+  out->signal_no = 0;
+  out->reason = "setup-error";
+  out->message = NULL;
 
   if (run->daemon_died || (run->failure != NULL && !run->have_status))
     {
-      reason = run->daemon_died ? "daemon-died" : "setup-error";
-      exit_code = FSG_EXIT_SETUP;
-      message = g_strdup (run->failure);
+      out->reason = run->daemon_died ? "daemon-died" : "setup-error";
+      out->exit_code = FSG_EXIT_SETUP;
+      out->message = g_strdup (run->failure);
     }
   else if (run->timed_out)
     {
-      reason = "timeout";
-      exit_code = FSG_EXIT_TIMEOUT;
+      out->reason = "timeout";
+      out->exit_code = FSG_EXIT_TIMEOUT;
       if (run->have_status && WIFSIGNALED (run->cmd_status))
-        signal_no = WTERMSIG (run->cmd_status);
-      message = g_strdup_printf ("the command ran longer than %" G_GUINT64_FORMAT " ms",
-                                 fsg_policy_timeout_ms (run->policy));
+        out->signal_no = WTERMSIG (run->cmd_status);
+      out->message = g_strdup_printf ("the command ran longer than %" G_GUINT64_FORMAT " ms",
+                                      fsg_policy_timeout_ms (run->policy));
     }
   else if (run->setup_failed)
     {
-      reason = "setup-error";
-      exit_code = FSG_EXIT_SETUP;
-      message = g_strdup_printf ("setup failed while %s: %s. Fix: %s",
-                                 fsg_stage_describe (run->setup_stage),
-                                 g_strerror (run->setup_err),
-                                 fsg_doctor_hint_for_stage (run->setup_stage, run->setup_err));
+      out->reason = "setup-error";
+      out->exit_code = FSG_EXIT_SETUP;
+      out->message = g_strdup_printf ("setup failed while %s: %s. Fix: %s",
+                                      fsg_stage_describe (run->setup_stage),
+                                      g_strerror (run->setup_err),
+                                      fsg_doctor_hint_for_stage (run->setup_stage,
+                                                                 run->setup_err));
     }
   else if (run->exec_failed)
     {
-      reason = "exec-error";
-      exit_code = run->exec_err == ENOENT || run->exec_err == ENOTDIR ? FSG_EXIT_NOTFOUND
-                                                                      : FSG_EXIT_NOEXEC;
-      message = g_strdup_printf ("%s: %s%s", opts->argv[0], g_strerror (run->exec_err),
-                                 exit_code == FSG_EXIT_NOTFOUND
-                                   ? " (in the sandbox's view and PATH)" : "");
+      out->reason = "exec-error";
+      out->exit_code = run->exec_err == ENOENT || run->exec_err == ENOTDIR ? FSG_EXIT_NOTFOUND
+                                                                           : FSG_EXIT_NOEXEC;
+      out->message = g_strdup_printf ("%s: %s%s", run->opts->argv[0], g_strerror (run->exec_err),
+                                      out->exit_code == FSG_EXIT_NOTFOUND
+                                        ? " (in the sandbox's view and PATH)" : "");
     }
   else if (run->have_status)
     {
       if (WIFEXITED (run->cmd_status))
         {
-          reason = "exited";
-          exit_code = WEXITSTATUS (run->cmd_status);
+          out->reason = "exited";
+          out->exit_code = WEXITSTATUS (run->cmd_status);
         }
       else if (WIFSIGNALED (run->cmd_status))
         {
-          reason = "signaled";
-          signal_no = WTERMSIG (run->cmd_status);
-          exit_code = 128 + signal_no;
+          out->reason = "signaled";
+          out->signal_no = WTERMSIG (run->cmd_status);
+          out->exit_code = 128 + out->signal_no;
         }
     }
   else if (run->interrupted)
     {
-      reason = "signaled";
-      exit_code = 128 + run->interrupted;
-      message = g_strdup_printf ("interrupted by signal %d during setup", run->interrupted);
+      out->reason = "signaled";
+      out->exit_code = 128 + run->interrupted;
+      out->message = g_strdup_printf ("interrupted by signal %d during setup", run->interrupted);
     }
   else
     {
-      reason = "setup-error";
-      exit_code = FSG_EXIT_SETUP;
-      message = g_strdup ("the sandbox ended before the command reported a status");
+      out->reason = "setup-error";
+      out->exit_code = FSG_EXIT_SETUP;
+      out->message = g_strdup ("the sandbox ended before the command reported a status");
     }
+}
 
-  if (message != NULL && !g_str_equal (reason, "timeout"))
-    g_printerr ("fsgate-run: %s\n", message);
+/* Tell what happened (stderr, --json) and return fsgate-run's exit status. */
+static int
+run_report (FsgRun *run)
+{
+  const FsgRunOptions *opts = run->opts;
+  g_autoptr(GError) error = NULL;
+  FsgRunOutcome out;
+  int exit_code;
+
+  run_outcome (run, &out);
+  exit_code = out.exit_code;
+  if (out.message != NULL && !g_str_equal (out.reason, "timeout"))
+    g_printerr ("fsgate-run: %s\n", out.message);
   if (opts->verbose)
     g_printerr ("fsgate-run: %s, exit %d, %" G_GINT64_FORMAT " ms (setup %" G_GINT64_FORMAT
                 " ms), %" G_GUINT64_FORMAT " denials\n",
-                reason, exit_code,
+                out.reason, exit_code,
                 ((run->end_us ? run->end_us : g_get_monotonic_time ()) - run->start_us) / 1000,
                 run->go_us ? (run->go_us - run->start_us) / 1000 : -1, run->n_denials);
   if (opts->json_path != NULL
-      && !write_report (run, exit_code, signal_no, reason, message, &error))
+      && !write_report (run, exit_code, out.signal_no, out.reason, out.message, &error))
     {
       g_printerr ("fsgate-run: writing the report: %s\n", error->message);
       if (exit_code == 0)
         exit_code = FSG_EXIT_SETUP;
     }
+  g_free (out.message);
+  return exit_code;
+}
+
+int
+fsg_run (const FsgRunOptions *opts)
+{
+  FsgRun run_storage = { 0 };
+  FsgRun *run = &run_storage;
+  g_autoptr(GError) error = NULL;
+  int exit_code;
+
+  run->opts = opts;
+  run->policy = opts->policy;
+  run->start_us = g_get_monotonic_time ();
+  run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
+  run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = -1;
+  run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
+  run->spec.stdout_fd = run->spec.stderr_fd = -1;
+  for (gsize i = 0; i < G_N_ELEMENTS (run->spec.close_in_sandbox); i++)
+    run->spec.close_in_sandbox[i] = -1;
+  run->strings = g_ptr_array_new_with_free_func (g_free);
+  run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
+  run->audit_buf = g_string_new (NULL);
+  run->denials = json_array_new ();
+  run->to_pty = g_byte_array_new ();
+
+  if (!run_prepare (run, &error) || !run_spawn (run, &error))
+    return early_fail (run, "%s", error->message);
+  run_supervise (run);
+  exit_code = run_report (run);
   run_clear (run);
   return exit_code;
-
-errno_fail:
-  {
-    int errsv = errno;
-    return early_fail (run, "preparing the run: %s", g_strerror (errsv));
-  }
 }
