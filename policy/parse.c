@@ -709,6 +709,14 @@ check_setting (const char *key, const char *value, const char *where, GError **e
     {
       if (!fsg_parse_size (value, &v, &local))
         goto fail;
+      if (v > FSG_POLICY_OUTPUT_CAP_MAX)
+        {
+          /* each captured stream is held in memory and in the report */
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                       "%s: '%s' is larger than fsgate-run can capture (at most 1GiB per stream)",
+                       where, value);
+          return FALSE;
+        }
     }
   else if (strcmp (key, "allow") == 0 || strcmp (key, "hide-denied") == 0)
     {

@@ -205,6 +205,9 @@ gboolean fsg_policy_network_allowed (const FsgPolicy *policy);
 gboolean fsg_policy_hide_denied (const FsgPolicy *policy);
 guint64 fsg_policy_timeout_ms (const FsgPolicy *policy);    /* 0: none */
 guint64 fsg_policy_kill_after_ms (const FsgPolicy *policy); /* default 2000 */
+/* The largest output cap: --capture keeps each stream in memory (and in the
+ * report), so the cap is bounded well below what a GByteArray can hold. */
+#define FSG_POLICY_OUTPUT_CAP_MAX (G_GUINT64_CONSTANT (1) << 30)
 guint64 fsg_policy_output_cap (const FsgPolicy *policy);    /* bytes, default 1 MiB */
 const char *fsg_policy_profile (const FsgPolicy *policy);   /* base profile name */
 
