@@ -60,6 +60,8 @@ typedef struct
   int out_rd, err_rd;
   int pty_master;
   int reserved_fd;
+  int report_dirfd; /* --json FILE: its directory, opened before the command starts */
+  char *report_name; /* and its last component */
 
   pid_t setup_pid, init_pid, daemon_pid;
   gboolean setup_reaped;
@@ -1087,6 +1089,43 @@ add_policy_summary (JsonBuilder *b, const FsgPolicy *policy)
   json_builder_end_object (b);
 }
 
+/* The report goes into the directory opened before the command started,
+ * never through a path the command could have changed: a new file there
+ * (O_EXCL, O_NOFOLLOW), renamed over the report's name (a symlink the
+ * command put there is replaced, not followed). */
+static gboolean
+write_report_file (FsgRun *run, const char *text, GError **error)
+{
+  g_autofree char *tmp = NULL;
+  fsg_autofd int fd = -1;
+  int r;
+
+  if (run->report_dirfd < 0)
+    return fsg_throw (error, "its directory was never opened");
+  for (int i = 0; i < 100 && fd < 0; i++)
+    {
+      g_free (tmp);
+      tmp = g_strdup_printf (".%.200s.%08x", run->report_name, g_random_int ());
+      fd = openat (run->report_dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                   0666);
+      if (fd < 0 && errno != EEXIST)
+        return fsg_throw_errno (error, "create a file in the report's directory");
+    }
+  if (fd < 0)
+    return fsg_throw_errno (error, "create a file in the report's directory");
+  r = fsg_write_all (fd, text, strlen (text));
+  if (r == 0 && fsync (fd) < 0)
+    r = -errno;
+  if (r == 0 && renameat (run->report_dirfd, tmp, run->report_dirfd, run->report_name) < 0)
+    r = -errno;
+  if (r < 0)
+    {
+      unlinkat (run->report_dirfd, tmp, 0);
+      return fsg_throw_errno_value (error, -r, "write '%s'", run->report_name);
+    }
+  return TRUE;
+}
+
 static gboolean
 write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
               const char *message, GError **error)
@@ -1152,7 +1191,7 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
     }
   {
     g_autofree char *line = g_strconcat (text, "\n", NULL);
-    return g_file_set_contents (run->opts->json_path, line, -1, error);
+    return write_report_file (run, line, error);
   }
 }
 
@@ -1234,6 +1273,8 @@ run_clear (FsgRun *run)
   clear_fd (&run->err_rd);
   clear_fd (&run->pty_master);
   clear_fd (&run->reserved_fd);
+  clear_fd (&run->report_dirfd);
+  g_clear_pointer (&run->report_name, g_free);
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
     clear_fd (&run->spec.stdout_fd);
@@ -1366,6 +1407,24 @@ prepare_id_maps (FsgRun *run)
   run->spec.gid_map = keep_str (run, g);
 }
 
+/* --json FILE: open FILE's directory now, before the command can replace
+ * it (or a component of its path) by a symlink. */
+static gboolean
+prepare_report (FsgRun *run, GError **error)
+{
+  const char *path = run->opts->json_path;
+  g_autofree char *dir = NULL;
+
+  if (path == NULL || g_str_equal (path, "-"))
+    return TRUE;
+  dir = g_path_get_dirname (path);
+  run->report_name = g_path_get_basename (path);
+  run->report_dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (run->report_dirfd < 0)
+    return fsg_throw_errno (error, "--json: the report's directory '%s'", dir);
+  return TRUE;
+}
+
 /* Everything that can fail before a process exists. On failure, @error is
  * the one line to print (with the fix); nothing has run. */
 static gboolean
@@ -1378,6 +1437,8 @@ run_prepare (FsgRun *run, GError **error)
   sigset_t mask;
   int ctl[2];
 
+  if (!prepare_report (run, error))
+    return FALSE;
   /* Fail before anything starts when the basics are missing. */
   cwd = resolve_cwd (opts, &local);
   if (cwd == NULL)
@@ -1650,13 +1711,14 @@ run_report (FsgRun *run)
                 out.reason, exit_code,
                 ((run->end_us ? run->end_us : g_get_monotonic_time ()) - run->start_us) / 1000,
                 run->go_us ? (run->go_us - run->start_us) / 1000 : -1, run->n_denials);
+  /* A report that cannot be written (the command removed its directory,
+   * made a directory of its name, filled the disk) never changes the exit
+   * status: the command's status is the one thing the caller must get. */
   if (opts->json_path != NULL
       && !write_report (run, exit_code, out.signal_no, out.reason, out.message, &error))
-    {
-      g_printerr ("fsgate-run: writing the report: %s\n", error->message);
-      if (exit_code == 0)
-        exit_code = FSG_EXIT_SETUP;
-    }
+    g_printerr ("fsgate-run: the report could not be written to '%s': %s; "
+                "the exit status (%d) is the run's own\n",
+                opts->json_path, error->message, exit_code);
   g_free (out.message);
   return exit_code;
 }
@@ -1673,7 +1735,7 @@ fsg_run (const FsgRunOptions *opts)
   run->policy = opts->policy;
   run->start_us = g_get_monotonic_time ();
   run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
-  run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = -1;
+  run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = run->report_dirfd = -1;
   run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
   run->spec.stdout_fd = run->spec.stderr_fd = -1;
   for (gsize i = 0; i < G_N_ELEMENTS (run->spec.close_in_sandbox); i++)

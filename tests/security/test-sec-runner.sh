@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Runner and policy hardening of issue 14 (security suite), attacks through
+# the real fsgate-run: planted symlinks widening a later run's roots, in-place
+# writes through hard links, hard links of files in denied directories, the
+# --json report redirected or suppressed, denial floods, a second procfs
+# under a root, the runner's own setup counted as denials. Item numbers of
+# the issue are in brackets.
+. "$(dirname "$0")/../run/libtest.sh"
+require_fsgate
+
+SECRET="TOPSECRET-$MARK"
+
+# --- [4] the report is written where it was asked for, whatever the command does -------------
+mkdir "$WORK/out" "$TESTDIR/victim"
+run_fsg --json "$WORK/out/report.json" -- sh -c 'mv out out.orig && ln -s "$1" out' sh "$TESTDIR/victim" 2>/dev/null
+rc=$?
+check "[4] the command replaced out/ by a symlink to another directory: the report is not written there" \
+  test ! -e "$TESTDIR/victim/report.json"
+is "[4] ... it is in the directory opened before the command started, with the command's status" \
+  "$rc/$(json_get "$WORK/out.orig/report.json" 'r["reason"], r["exit_code"]')" "0/('exited', 0)"
+rm -rf "$WORK/out" "$WORK/out.orig"
+
+mkdir "$WORK/out"
+echo "host file" > "$TESTDIR/victim/file"
+run_fsg --json "$WORK/out/report.json" -- ln -s "$TESTDIR/victim/file" out/report.json 2>/dev/null
+is "[4] report.json replaced by a symlink to a host file: the host file is unchanged" \
+  "$(cat "$TESTDIR/victim/file")/$([ -L "$WORK/out/report.json" ] && echo link || echo file)" "host file/file"
+
+err=$(run_fsg --json "$WORK/out/r2.json" -- sh -c 'mkdir out/r2.json; exit 0' 2>&1 >/dev/null); rc=$?
+is "[4] mkdir of the report's name by the command: the exit status is still the command's (0)" "$rc" "0"
+check "[4] ... and stderr says the report could not be written" \
+  grep -q "the report could not be written to '$WORK/out/r2.json'" <<<"$err"
+err=$(run_fsg --json "$WORK/out/r3.json" -- sh -c 'rmdir out/r2.json; mkdir out/r3.json; exit 3' 2>&1 >/dev/null); rc=$?
+is "[4] ... and a failing command keeps its own status (3), not 125" "$rc" "3"
+ls -A "$WORK/out" > "$TESTDIR/left"
+is "[4] no temporary report file is left behind" "$(cat "$TESTDIR/left")" "r3.json
+report.json"
+
+# a full disk: the report cannot be written, the status stays the command's
+small="$TESTDIR/small"; mkdir "$small"
+if mount -t tmpfs -o size=64k fsgate-test-small "$small" 2>/dev/null; then
+  err=$(run_fsg --rw "$small" --json "$small/r.json" -- \
+        sh -c 'cat /dev/zero > "$1/fill" 2>/dev/null; exit 0' sh "$small" 2>&1 >/dev/null); rc=$?
+  umount "$small"
+  is "[4] the command filled the report's file system: exit status 0, the command's" "$rc" "0"
+  check "[4] ... and stderr says why there is no report" grep -q "could not be written.*No space left" <<<"$err"
+else
+  skip "[4] the command filled the report's file system" "mount(tmpfs)"
+  skip "[4] ... and stderr says why there is no report" "mount(tmpfs)"
+fi
+
+done_testing
