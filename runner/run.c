@@ -252,6 +252,16 @@ read_last_cap (void)
 
 /* ---- The FUSE daemon process D -------------------------------------------- */
 
+/* D and S leave fsgate-run's process group (signals stay blocked until
+ * then): a signal sent to the group (^C when stdin is not a terminal, a CI
+ * job's cancel, SIGHUP) reaches R alone, which forwards it to the command
+ * through I. Async-signal-safe. */
+static void
+leave_process_group (void)
+{
+  setpgid (0, 0);
+}
+
 static GMutex audit_lock;
 
 
@@ -305,6 +315,15 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
 
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () != run->spec.runner_pid)
     _exit (1);
+  leave_process_group ();
+  /* Only R decides when D ends (SIGKILL); a signal meant for the run (^C
+   * without a pty, a CI cancel, a hangup) never reaches it directly. */
+  signal (SIGINT, SIG_IGN);
+  signal (SIGTERM, SIG_IGN);
+  signal (SIGHUP, SIG_IGN);
+  signal (SIGQUIT, SIG_IGN);
+  signal (SIGTTOU, SIG_IGN); /* a background group writing to the terminal */
+  signal (SIGTTIN, SIG_IGN);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_IGN);
@@ -1551,6 +1570,7 @@ run_spawn (FsgRun *run, GError **error)
   if (run->setup_pid == 0)
     {
       sigset_t none;
+      leave_process_group ();
       sigemptyset (&none);
       sigprocmask (SIG_SETMASK, &none, NULL);
       fsg_sandbox_main_async_signal_safe (&run->spec);

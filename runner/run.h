@@ -35,7 +35,7 @@
  *               to R and exits, which kills whatever is left in the namespace.
  *               I stays non-dumpable and keeps its (namespaced) capabilities,
  *               so C cannot ptrace it. Signals from R: INT/TERM/HUP/QUIT are
- *               forwarded to C; USR1 means "timeout": SIGTERM+SIGCONT to every
+ *               forwarded to C's process group; USR1 means "timeout": SIGTERM+SIGCONT to every
  *               process of the namespace (kill(-1)). R's SIGKILL to I ends the
  *               namespace.
  *               └─ C  the command: setsid (plus the pty as controlling
@@ -47,6 +47,10 @@
  *                     policy environment and a PATH search of our own.
  *                     Exec failures come back as a message (126/127), distinct
  *                     from the command's own exit status.
+ *
+ * D and S leave R's process group at once (I stays in S's, C makes its own
+ * session), so a signal sent to fsgate-run's process group (^C without a
+ * pty, a CI cancel, SIGHUP) reaches R alone; D ignores INT/TERM/HUP/QUIT.
  *
  * S, I and C run between clone/fork and execve: they only use memory prepared
  * by R before the clone (FsgSandboxSpec) and report failures as
