@@ -35,6 +35,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -44,6 +45,20 @@ extern char **environ;
 #define DRAIN_TIMEOUT_US (2 * G_USEC_PER_SEC)
 #define DAEMON_READY_TIMEOUT_MS 10000
 #define MAX_DENIALS 1000
+
+/* The live copy of the command's output to one of our own fds. The
+ * supervisor never waits for it: bytes read from the sandbox wait here until
+ * the fd polls writable, and while LIVE_PENDING_MAX are waiting the sandbox
+ * side is not read (the command blocks on its write, as it would natively). */
+typedef struct
+{
+  GByteArray *pending;
+  gboolean dropped;  /* the reader is gone (EPIPE, error): discard */
+  guint64 lost;      /* bytes discarded while the command was still writing */
+} FsgLive;
+
+#define LIVE_PENDING_MAX (256 * 1024)
+#define LIVE_WRITE_GUARD_US 50000
 
 typedef struct
 {
@@ -88,7 +103,7 @@ typedef struct
 
   FsgCapture cap_out, cap_err;
   gboolean capturing;
-  gboolean live_dropped; /* our stdout/stderr stopped taking output */
+  FsgLive live[3];         /* copies to our fd 1 and fd 2 (index = fd) */
   GString *audit_buf;
   JsonArray *denials;
   guint64 n_denials;
@@ -590,52 +605,74 @@ restore_tty (FsgRun *run)
 
 /* ---- Output ------------------------------------------------------------------ */
 
-static void on_deadlines (FsgRun *run, gint64 now);
-static gint64 next_deadline (FsgRun *run);
-
-/* Copy output to our own stdout/stderr without ever blocking the loop: a
- * reader that stops reading must not stop the timeout. Wait for room only
- * until the next deadline, write at most PIPE_BUF bytes per wake-up (a pipe
- * that polls writable takes that much without blocking), and once the run
- * is over its time or the reader is gone, drop the live copy (the capture,
- * if any, keeps everything up to its cap). */
 static void
-write_live (FsgRun *run, int out_fd, const guint8 *buf, gsize len)
+on_alarm (int sig)
 {
-  while (len > 0 && !run->live_dropped)
-    {
-      struct pollfd pfd = { .fd = out_fd, .events = POLLOUT };
-      gint64 now = g_get_monotonic_time ();
-      gint64 next = next_deadline (run);
-      int timeout_ms = next == G_MAXINT64 ? -1 : (int) MAX (0, (next - now + 999) / 1000);
-      int r = poll (&pfd, 1, timeout_ms);
-      long n;
+  (void) sig; /* only interrupts a write that would block */
+}
 
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r == 0)
-        {
-          on_deadlines (run, g_get_monotonic_time ());
-          if (run->timed_out || run->setup_reaped)
-            run->live_dropped = TRUE;
-          continue;
-        }
-      if (r < 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
-        {
-          run->live_dropped = TRUE;
-          break;
-        }
-      n = write (out_fd, buf, MIN (len, (gsize) PIPE_BUF));
-      if (n < 0)
-        {
-          if (errno == EINTR || errno == EAGAIN)
-            continue;
-          run->live_dropped = TRUE;
-          break;
-        }
-      buf += n;
-      len -= (gsize) n;
+/* write() to our own stdout/stderr without ever blocking the loop for long.
+ * The fd is shared with whoever started us, so it cannot be made
+ * non-blocking; it is written only when it polls writable, and a one-shot
+ * timer (SIGALRM, no SA_RESTART) interrupts a write that blocks anyway
+ * (a terminal or socket with less room than asked for): the bytes written
+ * so far count, the rest waits. */
+static long
+guarded_write (int fd, const guint8 *buf, gsize len)
+{
+  static gboolean installed;
+  struct itimerval arm = { { 0, 0 }, { 0, LIVE_WRITE_GUARD_US } };
+  struct itimerval off = { { 0, 0 }, { 0, 0 } };
+  long n;
+  int errsv;
+
+  if (!installed)
+    {
+      struct sigaction sa = { 0 };
+
+      sa.sa_handler = on_alarm;
+      sigemptyset (&sa.sa_mask);
+      sa.sa_flags = 0; /* no SA_RESTART: the blocked write returns */
+      sigaction (SIGALRM, &sa, NULL);
+      installed = TRUE;
     }
+  setitimer (ITIMER_REAL, &arm, NULL);
+  n = write (fd, buf, len);
+  errsv = errno;
+  setitimer (ITIMER_REAL, &off, NULL);
+  errno = errsv;
+  return n;
+}
+
+/* Our fd @fd polled writable: give it what is pending. */
+static void
+flush_live (FsgRun *run, int fd)
+{
+  FsgLive *live = &run->live[fd];
+  long n;
+
+  if (live->pending->len == 0)
+    return;
+  n = guarded_write (fd, live->pending->data, MIN (live->pending->len, 65536u));
+  if (n > 0)
+    g_byte_array_remove_range (live->pending, 0, (guint) n);
+  else if (n < 0 && errno != EINTR && errno != EAGAIN)
+    {
+      live->dropped = TRUE; /* EPIPE: the reader is gone, as for the command natively */
+      g_byte_array_set_size (live->pending, 0);
+    }
+}
+
+static gboolean
+live_full (FsgRun *run, int fd)
+{
+  return run->live[fd].pending->len >= LIVE_PENDING_MAX;
+}
+
+static gboolean
+live_pending (FsgRun *run)
+{
+  return run->live[1].pending->len > 0 || run->live[2].pending->len > 0;
 }
 
 static void
@@ -648,12 +685,38 @@ forward_output (FsgRun *run, int *fdp, int out_fd, FsgCapture *capture)
     {
       if (capture != NULL)
         fsg_capture_append (capture, buf, n);
-      write_live (run, out_fd, buf, (gsize) n);
+      if (!run->live[out_fd].dropped)
+        g_byte_array_append (run->live[out_fd].pending, buf, (guint) n);
       return;
     }
   if (n < 0 && errno == EAGAIN)
     return;
   clear_fd (fdp); /* EOF, or EIO on a pty whose slaves are gone */
+}
+
+/* The run is over and its output can no longer be delivered in time: say
+ * how much of it is lost (stderr may be the stalled one: best effort). */
+static void
+drop_live (FsgRun *run)
+{
+  for (int fd = 1; fd <= 2; fd++)
+    {
+      FsgLive *live = &run->live[fd];
+
+      if (live->pending->len > 0)
+        {
+          g_autofree char *msg = g_strdup_printf (
+              "fsgate-run: %u bytes of the command's %s were not delivered: its reader did "
+              "not take them before the run ended\n",
+              live->pending->len, fd == 1 ? "standard output" : "standard error");
+          struct pollfd pfd = { 2, POLLOUT, 0 };
+
+          live->lost += live->pending->len;
+          g_byte_array_set_size (live->pending, 0);
+          if (poll (&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
+            guarded_write (2, (const guint8 *) msg, strlen (msg));
+        }
+    }
 }
 
 static void
@@ -921,6 +984,8 @@ on_deadlines (FsgRun *run, gint64 now)
     }
 }
 
+static gboolean outputs_open (FsgRun *run);
+
 static gint64
 next_deadline (FsgRun *run)
 {
@@ -932,7 +997,9 @@ next_deadline (FsgRun *run)
     next = MIN (next, run->kill_deadline);
   if (run->abort_deadline)
     next = MIN (next, run->abort_deadline);
-  if (run->setup_reaped)
+  /* after the drain deadline, only a timed-out run's pending output and
+   * pipes still open have anything to wait for */
+  if (run->setup_reaped && (outputs_open (run) || run->timed_out))
     next = MIN (next, run->drain_deadline);
   return next;
 }
@@ -948,9 +1015,9 @@ supervise (FsgRun *run)
 {
   while (TRUE)
     {
-      struct pollfd pfds[8];
+      struct pollfd pfds[10];
       int idx_ctl = -1, idx_sig, idx_lis = -1, idx_aud = -1, idx_out = -1, idx_err = -1,
-          idx_pty = -1, idx_in = -1;
+          idx_pty = -1, idx_in = -1, idx_live1 = -1, idx_live2 = -1;
       int n = 0;
       gint64 now = g_get_monotonic_time ();
       gint64 next;
@@ -959,7 +1026,19 @@ supervise (FsgRun *run)
       on_deadlines (run, now);
       if (run->setup_reaped)
         {
-          if (!outputs_open (run) || now >= run->drain_deadline)
+          /* The sandbox is gone: wait for its pipes (at most the drain
+           * deadline: a descendant may hold them), then for our readers to
+           * take what is pending, as the command would have waited on its
+           * write natively; a timed-out run does not wait for them. */
+          if (outputs_open (run) && now >= run->drain_deadline)
+            {
+              clear_fd (&run->out_rd);
+              clear_fd (&run->err_rd);
+              clear_fd (&run->pty_master);
+            }
+          if (live_pending (run) && run->timed_out && now >= run->drain_deadline)
+            drop_live (run);
+          if (!outputs_open (run) && !live_pending (run))
             break;
         }
       next = next_deadline (run);
@@ -983,12 +1062,17 @@ supervise (FsgRun *run)
         WATCH (idx_lis, run->listener, POLLIN);
       if (run->audit_rd >= 0)
         WATCH (idx_aud, run->audit_rd, POLLIN);
-      if (run->out_rd >= 0)
+      if (run->out_rd >= 0 && !live_full (run, 1))
         WATCH (idx_out, run->out_rd, POLLIN);
-      if (run->err_rd >= 0)
+      if (run->err_rd >= 0 && !live_full (run, 2))
         WATCH (idx_err, run->err_rd, POLLIN);
       if (run->pty_master >= 0)
-        WATCH (idx_pty, run->pty_master, POLLIN | (run->to_pty->len > 0 ? POLLOUT : 0));
+        WATCH (idx_pty, run->pty_master,
+               (live_full (run, 1) ? 0 : POLLIN) | (run->to_pty->len > 0 ? POLLOUT : 0));
+      if (run->live[1].pending->len > 0)
+        WATCH (idx_live1, 1, POLLOUT);
+      if (run->live[2].pending->len > 0)
+        WATCH (idx_live2, 2, POLLOUT);
       if (run->pty_master >= 0 && run->stdin_open && run->to_pty->len == 0 && !run->setup_reaped)
         WATCH (idx_in, 0, POLLIN);
 #undef WATCH
@@ -1023,6 +1107,26 @@ supervise (FsgRun *run)
         {
           if (pfds[idx_pty].revents & (POLLIN | POLLHUP | POLLERR))
             forward_output (run, &run->pty_master, 1, NULL);
+        }
+      if (idx_live1 >= 0 && pfds[idx_live1].revents)
+        {
+          if (pfds[idx_live1].revents & POLLOUT)
+            flush_live (run, 1);
+          else
+            {
+              run->live[1].dropped = TRUE; /* POLLERR/POLLHUP: the reader is gone */
+              g_byte_array_set_size (run->live[1].pending, 0);
+            }
+        }
+      if (idx_live2 >= 0 && pfds[idx_live2].revents)
+        {
+          if (pfds[idx_live2].revents & POLLOUT)
+            flush_live (run, 2);
+          else
+            {
+              run->live[2].dropped = TRUE;
+              g_byte_array_set_size (run->live[2].pending, 0);
+            }
         }
       if (run->pty_master >= 0 && run->to_pty->len > 0)
         flush_pty (run);
@@ -1308,6 +1412,8 @@ run_clear (FsgRun *run)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denials, json_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
+  g_clear_pointer (&run->live[1].pending, g_byte_array_unref);
+  g_clear_pointer (&run->live[2].pending, g_byte_array_unref);
   if (run->capturing)
     {
       fsg_capture_clear (&run->cap_out);
@@ -1765,6 +1871,8 @@ fsg_run (const FsgRunOptions *opts)
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
   run->to_pty = g_byte_array_new ();
+  run->live[1].pending = g_byte_array_new ();
+  run->live[2].pending = g_byte_array_new ();
 
   if (!run_prepare (run, &error) || !run_spawn (run, &error))
     return early_fail (run, "%s", error->message);

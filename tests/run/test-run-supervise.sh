@@ -40,4 +40,55 @@ if wait_file "$WORK/ready"; then kill -INT -- -$pid; fi
 timeout 20 tail --pid=$pid -f /dev/null; kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
 is "[7] control: SIGINT to the group and no trap: 130 (the command and its children got SIGINT)" "$rc" "130"
 
+# --- [9] a reader of the output that stops reading ------------------------------------------
+# With --capture (or a terminal), fsgate-run copies the output itself.
+# The command floods stdout (in the background) into a reader that reads
+# nothing until told; meanwhile it calls socket(AF_INET) (a seccomp
+# notification fsgate-run must answer), opens a denied file 20000 times (more
+# than the audit pipe holds), then waits for SIGTERM with a trap. The host
+# sees the marker, sends SIGTERM, sees the trap's file, and only then reads.
+echo "secret-$MARK" > "$WORK/.env"
+rm -f "$WORK/probed" "$WORK/trapped"
+(
+  env --default-signal setsid "$FSGATE_RUN" --capture --json "$TESTDIR/stall.json" -- bash -c '
+    trap "echo trapped > trapped; exit 7" TERM
+    head -c 50000000 /dev/zero &
+    python3 -c "
+import socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM); r = \"socket-allowed\"
+except OSError as e:
+    r = \"socket-\" + str(e.errno)
+n = 0
+for i in range(20000):
+    try:
+        open(\".env\").read()
+    except OSError:
+        n += 1
+open(\"probed\", \"w\").write(r + \" \" + str(n))
+"
+    while :; do sleep 0.05; done' 2>"$TESTDIR/stall.err" &
+  echo $! > "$TESTDIR/stall.pid"
+  wait
+) | {
+  wait_file "$WORK/probed"
+  kill -TERM -- -"$(cat "$TESTDIR/stall.pid")" 2>/dev/null
+  wait_file "$WORK/trapped"
+  cat > /dev/null
+}
+pid=$(cat "$TESTDIR/stall.pid"); track $pid
+is "[9] stdout stalled: socket(AF_INET) is still answered (EACCES) and 20000 denials still flow" \
+  "$(cat "$WORK/probed" 2>/dev/null)" "socket-13 20000"
+is "[9] ... SIGTERM still reaches the command's trap" "$(cat "$WORK/trapped" 2>/dev/null)" "trapped"
+is "[9] ... the run ends with the command's status, every denial counted" \
+  "$(json_get "$TESTDIR/stall.json" 'r["exit_code"], r["denials_total"] >= 20001')" "(7, True)"
+
+# a stalled reader and a timeout: the run still ends (124) and says what it could not deliver
+rm -f "$WORK/ready"
+( timeout -k 5 60 "$FSGATE_RUN" --capture --timeout 1s -- sh -c 'echo > ready; head -c 50000000 /dev/zero; sleep 100' \
+    2>"$TESTDIR/stall2.err"; echo $? > "$TESTDIR/stall2.rc" ) | { wait_file "$TESTDIR/stall2.rc"; cat > /dev/null; }
+is "[9] stdout stalled until the end, --timeout 1s: 124" "$(cat "$TESTDIR/stall2.rc")" "124"
+check "[9] ... and stderr says how many bytes were not delivered" \
+  grep -q "bytes of the command's standard output were not delivered" "$TESTDIR/stall2.err"
+
 done_testing
