@@ -44,7 +44,10 @@ extern char **environ;
 
 #define DRAIN_TIMEOUT_US (2 * G_USEC_PER_SEC)
 #define DAEMON_READY_TIMEOUT_MS 10000
-#define MAX_DENIALS 1000
+/* Denials are kept per distinct (source, operation, path, path2, rule),
+ * each with its count and the time of the first; within these bounds. */
+#define MAX_DISTINCT_DENIALS 10000
+#define MAX_DENIAL_BYTES (8 * 1024 * 1024)
 
 /* The live copy of the command's output to one of our own fds. The
  * supervisor never waits for it: bytes read from the sandbox wait here until
@@ -105,8 +108,12 @@ typedef struct
   gboolean capturing;
   FsgLive live[3];         /* copies to our fd 1 and fd 2 (index = fd) */
   GString *audit_buf;
-  JsonArray *denials;
-  guint64 n_denials;
+  JsonArray *denials;       /* one object per distinct denial, with count and first_ms */
+  guint64 n_denials;        /* every denial, itemised or not */
+  GHashTable *denial_index; /* distinct key -> its JsonObject in denials (borrowed) */
+  gsize denial_bytes;       /* memory the distinct records take, roughly */
+  guint64 denials_unlisted; /* denials whose distinct record did not fit the bound */
+  gboolean denial_bound_hit;
 
   struct termios saved_tio;
   gboolean tio_saved;
@@ -449,14 +456,56 @@ start_daemon (FsgRun *run, int fuse_fd, GError **error)
 
 /* ---- Reporting helpers ---------------------------------------------------- */
 
+static const char *
+denial_member (JsonObject *obj, const char *name)
+{
+  JsonNode *n = json_object_get_member (obj, name);
+
+  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n) : "";
+}
+
+/* One denial (a JSON object; transfer full). A flood of the same denial is
+ * one record with a count, so the one that matters is never crowded out;
+ * distinct records are kept up to MAX_DISTINCT_DENIALS / MAX_DENIAL_BYTES,
+ * and past that they are counted (denials_unlisted) and the report says so. */
 static void
 add_denial (FsgRun *run, JsonNode *node)
 {
+  JsonObject *obj = json_node_get_object (node);
+  g_autofree char *key = NULL;
+  JsonObject *first;
+  gsize size;
+
   run->n_denials++;
-  if (json_array_get_length (run->denials) < MAX_DENIALS)
-    json_array_add_element (run->denials, node);
-  else
-    json_node_unref (node);
+  key = g_strjoin ("\x1f", denial_member (obj, "source"), denial_member (obj, "operation"),
+                   denial_member (obj, "path"), denial_member (obj, "path2"),
+                   denial_member (obj, "rule"), NULL);
+  first = g_hash_table_lookup (run->denial_index, key);
+  if (first != NULL)
+    {
+      json_object_set_int_member (first, "count", json_object_get_int_member (first, "count") + 1);
+      json_node_unref (node);
+      return;
+    }
+  size = 2 * strlen (key) + 256; /* the key, the record's copy of it, the members */
+  if (json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
+      || run->denial_bytes + size > MAX_DENIAL_BYTES)
+    {
+      if (!run->denial_bound_hit)
+        g_printerr ("fsgate-run: more than %u distinct denials (or %u MiB of them): later "
+                    "distinct ones are only counted (denials_unlisted in the report)\n",
+                    MAX_DISTINCT_DENIALS, MAX_DENIAL_BYTES >> 20);
+      run->denial_bound_hit = TRUE;
+      run->denials_unlisted++;
+      json_node_unref (node);
+      return;
+    }
+  run->denial_bytes += size;
+  json_object_set_int_member (obj, "count", 1);
+  json_object_set_int_member (obj, "first_ms", (g_get_monotonic_time () - run->start_us) / 1000);
+  g_hash_table_insert (run->denial_index, g_steal_pointer (&key), obj);
+  json_array_add_element (run->denials, node); /* the array holds obj from now on */
 }
 
 static void
@@ -694,8 +743,8 @@ forward_output (FsgRun *run, int *fdp, int out_fd, FsgCapture *capture)
   clear_fd (fdp); /* EOF, or EIO on a pty whose slaves are gone */
 }
 
-/* The run is over and its output can no longer be delivered in time: say
- * how much of it is lost (stderr may be the stalled one: best effort). */
+/* The run timed out and its readers have not taken all its output: drop
+ * the rest and say how much (stderr may be the stalled one: best effort). */
 static void
 drop_live (FsgRun *run)
 {
@@ -712,6 +761,7 @@ drop_live (FsgRun *run)
           struct pollfd pfd = { 2, POLLOUT, 0 };
 
           live->lost += live->pending->len;
+          live->dropped = TRUE; /* and what the pipes still hold */
           g_byte_array_set_size (live->pending, 0);
           if (poll (&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
             guarded_write (2, (const guint8 *) msg, strlen (msg));
@@ -1029,14 +1079,14 @@ supervise (FsgRun *run)
           /* The sandbox is gone: wait for its pipes (at most the drain
            * deadline: a descendant may hold them), then for our readers to
            * take what is pending, as the command would have waited on its
-           * write natively; a timed-out run does not wait for them. */
+           * write natively; a timed-out run does not wait for its readers. */
           if (outputs_open (run) && now >= run->drain_deadline)
             {
               clear_fd (&run->out_rd);
               clear_fd (&run->err_rd);
               clear_fd (&run->pty_master);
             }
-          if (live_pending (run) && run->timed_out && now >= run->drain_deadline)
+          if (live_pending (run) && run->timed_out)
             drop_live (run);
           if (!outputs_open (run) && !live_pending (run))
             break;
@@ -1284,6 +1334,8 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->denials));
   json_builder_set_member_name (b, "denials_total");
   json_builder_add_int_value (b, run->n_denials);
+  json_builder_set_member_name (b, "denials_unlisted");
+  json_builder_add_int_value (b, run->denials_unlisted);
   json_builder_set_member_name (b, "seccomp_notify");
   json_builder_add_boolean_value (b, !run->notify_unavailable);
   json_builder_set_member_name (b, "policy");
@@ -1410,6 +1462,7 @@ run_clear (FsgRun *run)
   g_clear_pointer (&run->steps, g_array_unref);
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
+  g_clear_pointer (&run->denial_index, g_hash_table_unref);
   g_clear_pointer (&run->denials, json_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   g_clear_pointer (&run->live[1].pending, g_byte_array_unref);
@@ -1870,6 +1923,7 @@ fsg_run (const FsgRunOptions *opts)
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
+  run->denial_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   run->to_pty = g_byte_array_new ();
   run->live[1].pending = g_byte_array_new ();
   run->live[2].pending = g_byte_array_new ();

@@ -51,4 +51,31 @@ else
   skip "[4] ... and stderr says why there is no report" "mount(tmpfs)"
 fi
 
+# --- [5] a denial flood does not hide the denial that matters --------------------------------
+mkdir "$WORK/flood"
+python3 -c '
+import sys
+for i in range(10100): open("%s/n%05d.secret" % (sys.argv[1], i), "w").write("x")
+open(sys.argv[1] + "/key.secret", "w").write(sys.argv[2])' "$WORK/flood" "$SECRET"
+run_fsg --deny-read '**/*.secret' --json "$TESTDIR/flood1.json" -- python3 -c '
+def tryopen(p):
+    try: open(p).read()
+    except OSError: pass
+for i in range(1500): tryopen("flood/n%05d.secret" % i)
+for i in range(5000): tryopen("flood/n00000.secret")
+tryopen("flood/key.secret")' 2>"$TESTDIR/flood1.err"
+is "[5] 1500 distinct denials, 5000 more of one of them, then the one that matters: it is listed, once" \
+  "$(json_get "$TESTDIR/flood1.json" '[(d["count"], d["first_ms"] >= 0) for d in r["denials"] if d["path"].endswith("/key.secret")]')" \
+  "[(1, True)]"
+is "[5] ... the repeated one is one record with its count; every denial is in the total" \
+  "$(json_get "$TESTDIR/flood1.json" '([d["count"] for d in r["denials"] if d["path"].endswith("/n00000.secret")], len([d for d in r["denials"] if "/flood/" in d["path"]]), sum(d["count"] for d in r["denials"] if "/flood/" in d["path"]), r["denials_total"] == sum(d["count"] for d in r["denials"]), r["denials_unlisted"])')" \
+  "([5001], 1501, 6501, True, 0)"
+run_fsg --deny-read '**/*.secret' --json "$TESTDIR/flood2.json" -- python3 -c '
+for i in range(10100):
+    try: open("flood/n%05d.secret" % i).read()
+    except OSError: pass' 2>"$TESTDIR/flood2.err"
+is "[5] 10100 distinct denials: 10000 listed, the rest (>= 100) counted as unlisted, all in the total" \
+  "$(json_get "$TESTDIR/flood2.json" '(len(r["denials"]), r["denials_total"] - r["denials_unlisted"] == sum(d["count"] for d in r["denials"]), r["denials_unlisted"] >= 100)')" "(10000, True, True)"
+check "[5] ... and stderr says the bound was hit" grep -q "more than 10000 distinct denials" "$TESTDIR/flood2.err"
+
 done_testing
