@@ -114,6 +114,7 @@ typedef struct
   gsize denial_bytes;       /* memory the distinct records take, roughly */
   guint64 denials_unlisted; /* denials whose distinct record did not fit the bound */
   gboolean denial_bound_hit;
+  JsonArray *setup_denials; /* refusals met by S or I setting the sandbox up */
 
   struct termios saved_tio;
   gboolean tio_saved;
@@ -508,6 +509,26 @@ add_denial (FsgRun *run, JsonNode *node)
   json_array_add_element (run->denials, node); /* the array holds obj from now on */
 }
 
+/* The sandbox's own setup (S, and I placing host mount flags, /proc, /dev
+ * and pivoting) looks up places of the view that the policy may deny; those
+ * refusals are not the command's. Told apart by host pid, never by the
+ * command name (the command chooses its own). The audit pipe is read only
+ * once I's pid is known (see audit_readable()). */
+static gboolean
+is_setup_denial (FsgRun *run, JsonNode *node)
+{
+  JsonObject *obj = json_node_get_object (node);
+  gint64 pid = json_object_get_int_member_with_default (obj, "pid", 0);
+
+  return pid > 0 && (pid == run->setup_pid || pid == run->init_pid);
+}
+
+static gboolean
+audit_readable (FsgRun *run)
+{
+  return run->audit_rd >= 0 && (run->init_pid > 0 || run->setup_reaped || run->ctl < 0);
+}
+
 static void
 read_audit (FsgRun *run)
 {
@@ -526,7 +547,19 @@ read_audit (FsgRun *run)
 
       if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
           && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        add_denial (run, json_node_copy (json_parser_get_root (parser)));
+        {
+          JsonNode *node = json_node_copy (json_parser_get_root (parser));
+
+          if (is_setup_denial (run, node))
+            {
+              if (json_array_get_length (run->setup_denials) < 100)
+                json_array_add_element (run->setup_denials, node);
+              else
+                json_node_unref (node);
+            }
+          else
+            add_denial (run, node);
+        }
       else
         run->n_denials++; /* never lose a denial, even one we cannot show */
       g_string_erase (run->audit_buf, 0, len + 1);
@@ -1110,7 +1143,7 @@ supervise (FsgRun *run)
         WATCH (idx_ctl, run->ctl, POLLIN);
       if (run->listener >= 0)
         WATCH (idx_lis, run->listener, POLLIN);
-      if (run->audit_rd >= 0)
+      if (audit_readable (run))
         WATCH (idx_aud, run->audit_rd, POLLIN);
       if (run->out_rd >= 0 && !live_full (run, 1))
         WATCH (idx_out, run->out_rd, POLLIN);
@@ -1336,6 +1369,8 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_int_value (b, run->n_denials);
   json_builder_set_member_name (b, "denials_unlisted");
   json_builder_add_int_value (b, run->denials_unlisted);
+  json_builder_set_member_name (b, "setup_denials");
+  json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->setup_denials));
   json_builder_set_member_name (b, "seccomp_notify");
   json_builder_add_boolean_value (b, !run->notify_unavailable);
   json_builder_set_member_name (b, "policy");
@@ -1464,6 +1499,7 @@ run_clear (FsgRun *run)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denial_index, g_hash_table_unref);
   g_clear_pointer (&run->denials, json_array_unref);
+  g_clear_pointer (&run->setup_denials, json_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   g_clear_pointer (&run->live[1].pending, g_byte_array_unref);
   g_clear_pointer (&run->live[2].pending, g_byte_array_unref);
@@ -1923,6 +1959,7 @@ fsg_run (const FsgRunOptions *opts)
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
+  run->setup_denials = json_array_new ();
   run->denial_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   run->to_pty = g_byte_array_new ();
   run->live[1].pending = g_byte_array_new ();

@@ -78,4 +78,25 @@ is "[5] 10100 distinct denials: 10000 listed, the rest (>= 100) counted as unlis
   "$(json_get "$TESTDIR/flood2.json" '(len(r["denials"]), r["denials_total"] - r["denials_unlisted"] == sum(d["count"] for d in r["denials"]), r["denials_unlisted"] >= 100)')" "(10000, True, True)"
 check "[5] ... and stderr says the bound was hit" grep -q "more than 10000 distinct denials" "$TESTDIR/flood2.err"
 
+# --- [8] the runner's own setup is not the command's denial -----------------------------------
+# A noexec bind mount under the working directory of a denied directory: I
+# binds the place with noexec (host-mounts.c) and meets the denial (by
+# identity) while setting up; `-- true` denied nothing.
+mkdir "$TESTDIR/s8" "$WORK/nx8"; echo "$SECRET" > "$TESTDIR/s8/key"
+if mount --bind "$TESTDIR/s8" "$WORK/nx8" 2>/dev/null && mount -o remount,bind,noexec "$WORK/nx8" 2>/dev/null; then
+  run_fsg --deny-read "$TESTDIR/s8" --json "$TESTDIR/r8.json" -- true 2>/dev/null
+  run_fsg --deny-read "$TESTDIR/s8" --json "$TESTDIR/r8b.json" -- cat nx8/key >/dev/null 2>&1
+  umount "$WORK/nx8"
+  is "[8] -- true with a noexec mount of a denied directory under the cwd: sandbox_denied false, no denial" \
+    "$(json_get "$TESTDIR/r8.json" '(r["sandbox_denied"], r["denials"], [d["command"] for d in r["setup_denials"]][:1])')" \
+    "(False, [], ['fsgate-init'])"
+  is "[8] ... the command's own access to it is still a denial, with the command's name" \
+    "$(json_get "$TESTDIR/r8b.json" '(r["sandbox_denied"], sorted(set(d["command"] for d in r["denials"])))')" \
+    "(True, ['cat'])"
+else
+  umount "$WORK/nx8" 2>/dev/null
+  skip "[8] -- true with a noexec mount of a denied directory under the cwd" "mount --bind (root)"
+  skip "[8] ... the command's own access to it is still a denial" "mount --bind (root)"
+fi
+
 done_testing
