@@ -1287,7 +1287,7 @@ rule_impl_free (gpointer data)
 }
 
 static gboolean
-apply_rule (FsgPolicy *policy, const Entry *e, GError **error)
+apply_rule (FsgPolicyBuilder *b, FsgPolicy *policy, const Entry *e, GError **error)
 {
   FsgRuleImpl *r = g_new0 (FsgRuleImpl, 1);
 
@@ -1299,7 +1299,22 @@ apply_rule (FsgPolicy *policy, const Entry *e, GError **error)
 
   if (e->kind == FSG_RULE_WRITABLE || e->kind == FSG_RULE_READONLY)
     {
-      char *real = realpath (e->value, NULL);
+      g_autofree char *link = NULL, *target = NULL;
+      char *real;
+
+      /* issue 14 item 1: a symlink an earlier run could have planted must
+       * not choose what this root is, optional or not */
+      if (fsg_root_find_planted_symlink (e->value, b->cwd, b->home, &link, &target))
+        {
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                       "%s: %s root '%s' goes through the symlink '%s' -> '%s', in a directory "
+                       "you can write (a sandboxed command could have planted it). Fix: name the "
+                       "directory you mean without the symlink, or remove the symlink",
+                       e->origin, fsg_rule_kind_to_key (e->kind), e->value, link, target);
+          rule_impl_free (r);
+          return FALSE;
+        }
+      real = realpath (e->value, NULL);
       if (real == NULL)
         {
           int errsv = errno;
@@ -1378,14 +1393,14 @@ apply_setting (FsgPolicy *policy, const Entry *e)
 }
 
 static gboolean
-apply_entries (FsgPolicy *policy, GPtrArray *entries, GError **error)
+apply_entries (FsgPolicyBuilder *b, FsgPolicy *policy, GPtrArray *entries, GError **error)
 {
   for (guint i = 0; i < entries->len; i++)
     {
       const Entry *e = entries->pdata[i];
       if (e->is_setting)
         apply_setting (policy, e);
-      else if (!apply_rule (policy, e, error))
+      else if (!apply_rule (b, policy, e, error))
         return FALSE;
     }
   return TRUE;
@@ -1410,9 +1425,9 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
   if (!parse_text (b, profile, NULL, fsg_policy_profile_text (profile), -1, FSG_ORIGIN_PROFILE,
                    profile, 0, profile_entries, error))
     return NULL;
-  if (!apply_entries (policy, profile_entries, error) ||
-      !apply_entries (policy, b->file_entries, error) ||
-      !apply_entries (policy, b->cli_entries, error))
+  if (!apply_entries (b, policy, profile_entries, error) ||
+      !apply_entries (b, policy, b->file_entries, error) ||
+      !apply_entries (b, policy, b->cli_entries, error))
     return NULL;
 
   policy->pub_rules = g_new0 (const FsgRule *, policy->rules->len + 1);

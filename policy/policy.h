@@ -106,6 +106,7 @@ typedef enum
   FSG_POLICY_ERROR_UNKNOWN_PROFILE,
   FSG_POLICY_ERROR_CONFLICT,      /* two files name different base profiles */
   FSG_POLICY_ERROR_TOO_DEEP,      /* include nesting or a cycle */
+  FSG_POLICY_ERROR_PLANTED_SYMLINK, /* a root's path goes through a symlink the caller could have made */
 } FsgPolicyError;
 
 /* ---- Building ---------------------------------------------------------- */

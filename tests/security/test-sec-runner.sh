@@ -99,4 +99,25 @@ else
   skip "[8] ... the command's own access to it is still a denial" "mount --bind (root)"
 fi
 
+# --- [1] a symlink planted by one run does not widen the next run's root ----------------------
+FSGATE=${FSGATE:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/fsgate/fsgate}
+mkdir "$TESTDIR/host1" "$WORK/p1" "$WORK/p1/build"
+cd "$WORK/p1"
+run_fsg -- sh -c 'rm -r build && ln -s "$1" build' sh "$TESTDIR/host1" 2>/dev/null
+check "[1] control: run 1 (default profile) replaced build/ by a symlink to a host directory" test -L build
+err=$(run_fsg --profile read-only --rw ./build -- touch build/planted 2>&1); rc=$?
+is "[1] run 2 --profile read-only --rw ./build: refused (2), nothing written to the symlink's target" \
+  "$rc/$(ls "$TESTDIR/host1")" "2/"
+check "[1] ... the error names the symlink and its target" \
+  grep -qF "goes through the symlink '$WORK/p1/build' -> '$TESTDIR/host1', in a directory you can write" <<<"$err"
+printf '[filesystem]\nwritable = ?${CWD}/build\n' > "$TESTDIR/p1.ini"
+err=$(run_fsg --profile read-only --policy "$TESTDIR/p1.ini" -- touch build/planted 2>&1); rc=$?
+is "[1] ... an optional ?\${CWD}/build root in a policy file: refused too, naming FILE:LINE" \
+  "$rc/$(grep -c "p1.ini:2: writable root '$WORK/p1/build' goes through the symlink" <<<"$err")" "2/1"
+"$FSGATE" explain --profile read-only --rw ./build ./build >/dev/null 2>&1; rc=$?
+is "[1] ... fsgate explain agrees (policy error, 2)" "$rc" "2"
+out=$(run_fsg --profile none -C /usr --ro /bin --ro /lib --ro /lib64 --ro /usr -- /bin/sh -c 'echo system-ok' 2>&1)
+is "[1] system symlinks (/bin -> usr/bin, /lib64) still work as roots" "$out" "system-ok"
+cd "$WORK"
+
 done_testing
