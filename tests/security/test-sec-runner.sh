@@ -120,4 +120,77 @@ out=$(run_fsg --profile none -C /usr --ro /bin --ro /lib --ro /lib64 --ro /usr -
 is "[1] system symlinks (/bin -> usr/bin, /lib64) still work as roots" "$out" "system-ok"
 cd "$WORK"
 
+# --- [2] in-place writes through hard links to files outside every writable root ---------------
+mkdir "$TESTDIR/cache2" "$WORK/ws2" "$WORK/ws2/.venv"
+echo "cache original" > "$TESTDIR/cache2/pkg.py"
+ln "$TESTDIR/cache2/pkg.py" "$WORK/ws2/.venv/pkg.py"
+echo "ctl" > "$TESTDIR/cache2/ctl.py"; ln "$TESTDIR/cache2/ctl.py" "$TESTDIR/ctl-link.py"
+echo x >> "$TESTDIR/ctl-link.py"
+is "[2] control: without the sandbox, appending through a hard link changes the other name" \
+  "$(cat "$TESTDIR/cache2/ctl.py")" "ctl
+x"
+out=$(cd "$WORK/ws2" && run_fsg --json "$TESTDIR/r2.json" -- bash -c '
+  for c in "echo x >> .venv/pkg.py" "true > .venv/pkg.py" "truncate -s 0 .venv/pkg.py" \
+           "chmod 600 .venv/pkg.py" "touch .venv/pkg.py" \
+           "python3 -c \"open(\\\".venv/pkg.py\\\", \\\"r+\\\").write(\\\"X\\\")\""; do
+    if eval "$c" 2>/dev/null; then echo "allowed: $c"; else echo denied; fi
+  done' 2>&1)
+is "[2] append, O_TRUNC, truncate, chmod, touch and r+ through a hard link in a writable root: all refused" \
+  "$out" "$(printf 'denied\n%.0s' 1 2 3 4 5 6 | head -c -1)"
+is "[2] ... the file outside the roots is unchanged (content and mode)" \
+  "$(cat "$TESTDIR/cache2/pkg.py")/$(stat -c %a "$TESTDIR/cache2/pkg.py")" "cache original/644"
+is "[2] ... each refusal is a denial naming the file" \
+  "$(json_get "$TESTDIR/r2.json" 'sorted(set((d["operation"], d["path"].endswith("/ws2/.venv/pkg.py")) for d in r["denials"] if "pkg.py" in d["path"]) - {("create", True)})')" \
+  "[('open', True), ('setattr', True)]"
+out=$(cd "$WORK/ws2" && run_fsg -- sh -c 'echo new > .venv/pkg.py.tmp && mv .venv/pkg.py.tmp .venv/pkg.py && cat .venv/pkg.py && echo more >> .venv/pkg.py && rm .venv/pkg.py && echo removed' 2>&1)
+is "[2] replacing the name (new file, rename over it), then writing it, and unlink stay allowed" "$out" "new
+removed"
+is "[2] ... and the cache file is still unchanged" "$(cat "$TESTDIR/cache2/pkg.py")" "cache original"
+out=$(cd "$WORK/ws2" && run_fsg -- sh -c 'echo a > a && ln a b && echo more >> a && chmod 600 b && cat b' 2>&1)
+is "[2] links that are all writable names of the same directory (ln a b): writing is allowed" "$out" "a
+more"
+
+# --- [3] hard links to files under a literally denied directory --------------------------------
+mkdir "$TESTDIR/secrets3" "$TESTDIR/secrets3/deep" "$TESTDIR/other3"
+echo "$SECRET-3" > "$TESTDIR/secrets3/deep/key"
+ln "$TESTDIR/secrets3/deep/key" "$TESTDIR/other3/backup"
+out=$(run_fsg --ro "$TESTDIR/other3" -- cat "$TESTDIR/other3/backup" 2>&1)
+is "[3] control: without the deny, the other link is readable" "$out" "$SECRET-3"
+out=$(run_fsg --ro "$TESTDIR/other3" --deny-read "$TESTDIR/secrets3" --json "$TESTDIR/r3.json" -- \
+      cat "$TESTDIR/other3/backup" 2>&1)
+is "[3] --deny-read DIR: another link of a file deep in DIR is denied by identity" \
+  "$out" "cat: $TESTDIR/other3/backup: Permission denied"
+is "[3] ... recorded as a denial" \
+  "$(json_get "$TESTDIR/r3.json" '[d["path"] for d in r["denials"] if d["path"].endswith("backup")][:1]')" \
+  "['$TESTDIR/other3/backup']"
+mkdir "$TESTDIR/big3"
+python3 -c 'import os,sys
+for i in range(100001): os.close(os.open("%s/f%06d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' "$TESTDIR/big3"
+err=$(run_fsg --deny-read "$TESTDIR/big3" -- true 2>&1); rc=$?
+is "[3] a denied directory with more than 100000 entries: the run goes on (0) ..." "$rc" "0"
+check "[3] ... and a warning says where the scan stopped" \
+  grep -q "more than 100000 entries (the scan stopped in '$TESTDIR/big3')" <<<"$err"
+rm -rf "$TESTDIR/big3"
+
+# --- [6] a procfs or sysfs mounted below a root is not served ---------------------------------
+mkdir "$WORK/hostproc" "$WORK/hostsys"
+if mount -t proc proc "$WORK/hostproc" 2>/dev/null && mount -t sysfs sysfs "$WORK/hostsys" 2>/dev/null; then
+  ctl=$(readlink "$WORK/hostproc/$$/cwd")
+  out=$(run_fsg --json "$TESTDIR/r6.json" -- sh -c "
+    readlink hostproc/$$/cwd 2>&1 || echo proc-denied
+    ls hostsys/kernel >/dev/null || echo sys-denied" 2>&1)
+  umount "$WORK/hostproc" "$WORK/hostsys"
+  is "[6] control: the host procfs shows this test's cwd" "$ctl" "$WORK"
+  is "[6] a procfs and a sysfs mounted under the working directory: both denied (EACCES)" "$out" \
+    "proc-denied
+ls: cannot access 'hostsys/kernel': Permission denied
+sys-denied"
+  is "[6] ... recorded as denials naming the file system" \
+    "$(json_get "$TESTDIR/r6.json" 'sorted(set(d["operation"] for d in r["denials"] if "/host" in d["path"]))')" \
+    "['lookup (procfs mount)', 'lookup (sysfs mount)']"
+else
+  umount "$WORK/hostproc" 2>/dev/null
+  for d in "[6] control" "[6] procfs and sysfs under the cwd" "[6] ... recorded"; do skip "$d" "mount -t proc/sysfs (root)"; done
+fi
+
 done_testing
