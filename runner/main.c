@@ -65,6 +65,7 @@ main (int argc, char **argv)
   g_autofree char *json_path = NULL;
   g_autofree char *description = NULL;
   gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE;
+  gboolean filter_terminal = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
   GOptionEntry entries[] = {
@@ -74,6 +75,10 @@ main (int argc, char **argv)
       "Write a JSON report to FILE ('-': stdout, after the command's output)", "FILE" },
     { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
       "Capture stdout and stderr into the report (they still stream live)", NULL },
+    { "filter-terminal", 0, 0, G_OPTION_ARG_NONE, &filter_terminal,
+      "For untrusted commands: remove escape sequences that reach beyond the screen "
+      "(OSC 52 clipboard writes, DCS strings) or make the terminal answer (DSR, DA, "
+      "window and title reports) from output shown on a terminal", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
@@ -193,6 +198,7 @@ main (int argc, char **argv)
   ro.cwd = cwd;
   ro.json_path = json_path;
   ro.capture = capture;
+  ro.filter_terminal = filter_terminal;
   ro.pass_fds = opt_pass_fds;
   ro.verbose = verbose ? 1 : 0;
   if (g_getenv ("FSGATE_RUN_DEBUG") != NULL)

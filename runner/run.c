@@ -107,6 +107,8 @@ typedef struct
   FsgCapture cap_out, cap_err;
   gboolean capturing;
   FsgLive live[3];         /* copies to our fd 1 and fd 2 (index = fd) */
+  gboolean filter_to[3];   /* --filter-terminal and our fd 1/2 is a terminal */
+  FsgTermFilter term[3];
   GString *audit_buf;
   JsonArray *denials;       /* one object per distinct denial, with count and first_ms */
   guint64 n_denials;        /* every denial, itemised or not */
@@ -767,7 +769,11 @@ forward_output (FsgRun *run, int *fdp, int out_fd, FsgCapture *capture)
     {
       if (capture != NULL)
         fsg_capture_append (capture, buf, n);
-      if (!run->live[out_fd].dropped)
+      if (run->live[out_fd].dropped)
+        return;
+      if (run->filter_to[out_fd])
+        fsg_term_filter (&run->term[out_fd], buf, (gsize) n, run->live[out_fd].pending);
+      else
         g_byte_array_append (run->live[out_fd].pending, buf, (guint) n);
       return;
     }
@@ -1371,6 +1377,12 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_int_value (b, run->denials_unlisted);
   json_builder_set_member_name (b, "setup_denials");
   json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->setup_denials));
+  if (run->opts->filter_terminal)
+    {
+      json_builder_set_member_name (b, "terminal_sequences_filtered");
+      json_builder_add_int_value (b, (run->term[1].seq ? run->term[1].dropped : 0)
+                                       + (run->term[2].seq ? run->term[2].dropped : 0));
+    }
   json_builder_set_member_name (b, "seccomp_notify");
   json_builder_add_boolean_value (b, !run->notify_unavailable);
   json_builder_set_member_name (b, "policy");
@@ -1501,6 +1513,8 @@ run_clear (FsgRun *run)
   g_clear_pointer (&run->denials, json_array_unref);
   g_clear_pointer (&run->setup_denials, json_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
+  fsg_term_filter_clear (&run->term[1]);
+  fsg_term_filter_clear (&run->term[2]);
   g_clear_pointer (&run->live[1].pending, g_byte_array_unref);
   g_clear_pointer (&run->live[2].pending, g_byte_array_unref);
   if (run->capturing)
@@ -1543,6 +1557,12 @@ prepare_output (FsgRun *run, GError **error)
 {
   const FsgRunOptions *opts = run->opts;
 
+  for (int fd = 1; fd <= 2; fd++)
+    if (opts->filter_terminal && isatty (fd))
+      {
+        run->filter_to[fd] = TRUE;
+        fsg_term_filter_init (&run->term[fd]);
+      }
   run->spec.want_pty = isatty (0);
   run->spec.stdout_pty = run->spec.want_pty && !opts->capture && isatty (1);
   run->spec.stderr_pty = run->spec.want_pty && !opts->capture && isatty (2);

@@ -77,6 +77,7 @@ typedef struct
   const char *cwd;        /* -C DIR, or NULL for the current directory */
   const char *json_path;  /* --json FILE or "-", NULL for none */
   gboolean capture;       /* --capture */
+  gboolean filter_terminal; /* --filter-terminal */
   GArray *pass_fds;       /* int, may be NULL; at most FSG_MAX_PASS_FDS */
   int verbose;
 } FsgRunOptions;
@@ -261,6 +262,22 @@ void fsg_capture_append (FsgCapture *capture, const guint8 *buf, gsize len);
 GByteArray *fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap);
 /* Valid UTF-8 with U+FFFD replacements. (transfer full) */
 char *fsg_capture_to_utf8 (const guint8 *data, gsize len);
+
+/* --filter-terminal (terminal.c): a streaming filter of escape sequences
+ * that act outside the screen or make the terminal answer. */
+#define FSG_TERM_SEQ_MAX 4096
+typedef struct
+{
+  int state;
+  GByteArray *seq;  /* the sequence being read */
+  guint64 dropped;  /* sequences removed */
+} FsgTermFilter;
+
+void fsg_term_filter_init (FsgTermFilter *f);
+void fsg_term_filter_clear (FsgTermFilter *f);
+/* Append to @out what of @in may reach the terminal; a sequence cut at the
+ * end of @in is held for the next call. */
+void fsg_term_filter (FsgTermFilter *f, const guint8 *in, gsize len, GByteArray *out);
 
 /* Doctor checks (doctor.c). Each prints nothing and returns TRUE when the
  * facility works; otherwise *out_line is the doctor line (with the fix). */

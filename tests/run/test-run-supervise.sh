@@ -91,4 +91,37 @@ is "[9] stdout stalled until the end, --timeout 1s: 124" "$(cat "$TESTDIR/stall2
 check "[9] ... and stderr says how many bytes were not delivered" \
   grep -q "bytes of the command's standard output were not delivered" "$TESTDIR/stall2.err"
 
+# --- [11] terminal control sequences from an untrusted command ----------------------------------
+# fsgate-run on a real pty (stdin, stdout, stderr), as in an interactive
+# shell; the command writes OSC 52 (clipboard), DSR, DA and a title report
+# request between plain text and colours.
+on_pty () {
+  python3 - "$FSGATE_RUN" "$@" <<'PY'
+import os, pty, select, sys
+pid, m = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        r, _, _ = select.select([m], [], [], 20)
+        if not r: break
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d: break
+    out += d
+os.waitpid(pid, 0)
+print(repr(out.replace(b"\r", b"")))
+PY
+}
+cmd='printf "A\033]52;c;ZXZpbA==\007B\033[6nC\033[c\033[21t\033[1;32mD\033[0m\n"; printf "E\033]52;c;eA==\033\\\\F\n" >&2'
+is "[11] control: without --filter-terminal, OSC 52 and report requests reach the terminal" \
+  "$(on_pty -- sh -c "$cmd")" \
+  "b'A\\x1b]52;c;ZXZpbA==\\x07B\\x1b[6nC\\x1b[c\\x1b[21t\\x1b[1;32mD\\x1b[0m\\nE\\x1b]52;c;eA==\\x1b\\\\F\\n'"
+is "[11] --filter-terminal: OSC 52, DSR, DA and the title report are removed, text and colours pass" \
+  "$(on_pty --filter-terminal -- sh -c "$cmd")" "b'ABC\\x1b[1;32mD\\x1b[0m\\nEF\\n'"
+out=$(on_pty --filter-terminal --json "$TESTDIR/t11.json" -- sh -c "$cmd" >/dev/null; json_get "$TESTDIR/t11.json" 'r["terminal_sequences_filtered"]')
+is "[11] ... the report counts the removed sequences" "$out" "5"
+
 done_testing
