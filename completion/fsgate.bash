@@ -155,7 +155,7 @@ _fsgate_run()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$_fsgate_policy_opts -C --cwd --json
-            --capture --pass-fd --doctor -v --verbose --version -h --help
+            --capture --filter-terminal --pass-fd --doctor -v --verbose --version -h --help
             --help-all --help-policy --" -- "$cur"))
         return
     fi
