@@ -76,9 +76,8 @@ main (int argc, char **argv)
     { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
       "Capture stdout and stderr into the report (they still stream live)", NULL },
     { "filter-terminal", 0, 0, G_OPTION_ARG_NONE, &filter_terminal,
-      "For untrusted commands: remove escape sequences that reach beyond the screen "
-      "(OSC 52 clipboard writes, DCS strings) or make the terminal answer (DSR, DA, "
-      "window and title reports) from output shown on a terminal", NULL },
+      "Untrusted commands: drop escape sequences that act beyond the screen or make the "
+      "terminal answer (OSC 52, DSR, DA, title reports) from output to a terminal", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
