@@ -53,7 +53,7 @@ all_links_writable_here (FsgFs *fs, FsgInode *inode, const struct stat *st)
   int pfd, dfd;
 
   g_mutex_lock (&fs->lock);
-  parent = inode->parent;
+  parent = fsg_inode_parent_locked (inode);
   if (parent != NULL && parent->kind == FSG_INODE_HOST)
     parent->pins++; /* a pinned inode is never freed; dropped by fsg_inode_unpin() */
   else
