@@ -8,10 +8,11 @@
  *   can anyone who could write the root before the run): opening it for
  *   writing, truncating it or changing its attributes would change that
  *   other name too. Those are refused; replacing the name (a new file
- *   renamed over it, unlink) stays allowed. The one proof the daemon gives
- *   is cheap: when every link is a writable name in the file's own
- *   directory (`ln a b`), the write is allowed; links elsewhere would need
- *   a scan of the whole file system.
+ *   renamed over it, unlink) stays allowed. The proof the daemon gives: it
+ *   finds as many names as the file has links, each checked on the host and
+ *   writable by the policy, among the names the view knows (looked up or
+ *   linked through it) and the file's own directory; links elsewhere would
+ *   need a scan of the whole file system.
  * - Hard links to files under a literally denied directory. Each literal
  *   deny-read directory is scanned at start (without following symlinks, at
  *   most FSG_DENIED_SCAN_MAX entries over all of them) and every regular
@@ -37,62 +38,137 @@
 /* ---- In-place writes through hard links ------------------------------------ */
 
 #define LINK_PROOF_MAX_ENTRIES 10000
+#define LINK_PROOF_MAX_NAMES 64
 
-/* The proof the daemon can give cheaply: every link of @st is a name in
- * @inode's own directory that the policy makes writable (`ln a b` in a
- * project). The directory is read (at most LINK_PROOF_MAX_ENTRIES entries)
- * through its pinned fd; nothing else is searched. */
-static gboolean
-all_links_writable_here (FsgFs *fs, FsgInode *inode, const struct stat *st)
+typedef struct
 {
-  FsgInode *parent;
-  FsgPathState pstate;
-  DIR *dir = NULL;
+  FsgInode *parent; /* pinned (pins++) while in the list */
+  char *name;
+} LinkName;
+
+static void
+link_name_clear (FsgFs *fs, LinkName *n)
+{
+  fsg_inode_unpin (fs, n->parent);
+  g_free (n->name);
+}
+
+/* Add (@parent, @name) unless listed; with fs->lock held. */
+static void
+add_candidate_locked (GArray *names, FsgInode *parent, const char *name)
+{
+  LinkName n;
+
+  if (parent == NULL || parent->kind != FSG_INODE_HOST || names->len >= LINK_PROOF_MAX_NAMES)
+    return;
+  for (guint i = 0; i < names->len; i++)
+    {
+      LinkName *o = &g_array_index (names, LinkName, i);
+      if (o->parent == parent && strcmp (o->name, name) == 0)
+        return;
+    }
+  parent->pins++; /* a pinned inode is never freed; dropped by fsg_inode_unpin() */
+  n.parent = parent;
+  n.name = g_strdup (name);
+  g_array_append_val (names, n);
+}
+
+/* Names in the directory of @parent_fd that are links of @st. */
+static void
+scan_directory (FsgFs *fs, GArray *names, FsgInode *parent, int pfd, const struct stat *st)
+{
+  int dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *dir = dfd >= 0 ? fdopendir (dfd) : NULL;
   struct dirent *de;
-  guint64 found = 0, seen = 0;
-  int pfd, dfd;
+  guint64 seen = 0;
+
+  if (dir == NULL)
+    {
+      if (dfd >= 0)
+        close (dfd);
+      return;
+    }
+  while ((de = readdir (dir)) != NULL && ++seen <= LINK_PROOF_MAX_ENTRIES)
+    if (de->d_ino == st->st_ino && strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      {
+        g_mutex_lock (&fs->lock);
+        add_candidate_locked (names, parent, de->d_name);
+        g_mutex_unlock (&fs->lock);
+      }
+  closedir (dir);
+}
+
+/* The proof the daemon can give without searching the file system: it
+ * finds @st_nlink names of the file, each still a link of it on the host
+ * and writable by the policy. The names come from what the view knows (the
+ * names of @inode and of its siblings: every name looked up or linked
+ * through the view) and from the file's own directory (at most
+ * LINK_PROOF_MAX_ENTRIES entries read: `ln a b` made before the run). */
+static gboolean
+all_links_writable (FsgFs *fs, FsgInode *inode, const struct stat *st)
+{
+  g_autoptr(GArray) names = g_array_new (FALSE, FALSE, sizeof (LinkName));
+  FsgInode *primary_parent;
+  guint writable = 0;
+  gboolean ok = TRUE;
 
   g_mutex_lock (&fs->lock);
-  parent = fsg_inode_parent_locked (inode);
-  if (parent != NULL && parent->kind == FSG_INODE_HOST)
-    parent->pins++; /* a pinned inode is never freed; dropped by fsg_inode_unpin() */
+  {
+    FsgInode *s = inode;
+
+    do
+      {
+        for (FsgName *n = s->names; n != NULL; n = n->next)
+          if (n->indexed || n == s->names)
+            add_candidate_locked (names, n->parent, n->name);
+        s = s->sib_next;
+      }
+    while (s != NULL && s != inode);
+  }
+  primary_parent = fsg_inode_parent_locked (inode);
+  if (primary_parent != NULL && primary_parent->kind == FSG_INODE_HOST)
+    primary_parent->pins++;
   else
-    parent = NULL;
+    primary_parent = NULL;
   g_mutex_unlock (&fs->lock);
-  if (parent == NULL)
-    return FALSE;
-  pfd = fsg_inode_pin (fs, parent);
-  if (pfd >= 0)
+
+  if (primary_parent != NULL)
     {
-      pstate = fsg_inode_get_state (fs, parent);
-      dfd = openat (pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      dir = dfd >= 0 ? fdopendir (dfd) : NULL;
-      if (dir == NULL && dfd >= 0)
-        close (dfd);
-      while (dir != NULL && (de = readdir (dir)) != NULL && ++seen <= LINK_PROOF_MAX_ENTRIES)
+      int pfd = fsg_inode_pin (fs, primary_parent);
+
+      if (pfd >= 0)
+        {
+          scan_directory (fs, names, primary_parent, pfd, st);
+          fsg_inode_unpin (fs, primary_parent);
+        }
+      fsg_inode_unpin (fs, primary_parent);
+    }
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      LinkName *n = &g_array_index (names, LinkName, i);
+      int pfd = ok ? fsg_inode_pin (fs, n->parent) : -1;
+
+      if (pfd >= 0)
         {
           struct stat cst;
-          FsgPathState cs;
 
-          if (de->d_ino != st->st_ino || strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          if (fstatat (dfd, de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0
-              || cst.st_dev != st->st_dev || cst.st_ino != st->st_ino)
-            continue;
-          cs = fsg_policy_child_state (fs->policy, &pstate, de->d_name);
-          if (cs.access != FSG_ACCESS_RW)
+          if (fstatat (pfd, n->name, &cst, AT_SYMLINK_NOFOLLOW) == 0 && cst.st_dev == st->st_dev
+              && cst.st_ino == st->st_ino)
             {
-              found = 0; /* a name the policy keeps read-only or denied */
-              break;
+              FsgPathState ps = fsg_inode_get_state (fs, n->parent);
+              FsgPathState cs = fsg_policy_child_state (fs->policy, &ps, n->name);
+
+              if (cs.access == FSG_ACCESS_RW && !fsg_fs_is_denied_id (fs, cst.st_dev, cst.st_ino))
+                writable++;
+              else
+                ok = FALSE; /* a name the policy keeps read-only or denied */
             }
-          found++;
+          fsg_inode_unpin (fs, n->parent);
         }
-      if (dir != NULL)
-        closedir (dir);
-      fsg_inode_unpin (fs, parent);
+      link_name_clear (fs, n);
     }
-  fsg_inode_unpin (fs, parent);
-  return seen <= LINK_PROOF_MAX_ENTRIES && found == (guint64) st->st_nlink;
+  return ok && writable == (guint) st->st_nlink;
 }
 
 int
@@ -101,7 +177,7 @@ fsg_fs_check_linked_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *
 {
   if (!S_ISREG (st->st_mode) || st->st_nlink <= 1)
     return 0;
-  if (all_links_writable_here (fs, inode, st))
+  if (all_links_writable (fs, inode, st))
     return 0;
   return fsg_fs_deny (fs, req, op, inode, NULL, state, EACCES);
 }
