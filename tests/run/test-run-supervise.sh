@@ -85,7 +85,7 @@ is "[9] ... the run ends with the command's status, every denial counted" \
 
 # a stalled reader and a timeout: the run still ends (124) and says what it could not deliver
 rm -f "$WORK/ready"
-( timeout -k 5 60 "$FSGATE_RUN" --capture --timeout 1s -- sh -c 'echo > ready; head -c 50000000 /dev/zero; sleep 100' \
+( timeout -k 5 60 "$FSGATE_RUN" --capture --json "$TESTDIR/stall2.json" --timeout 1s -- sh -c 'echo > ready; head -c 50000000 /dev/zero; sleep 100' \
     2>"$TESTDIR/stall2.err"; echo $? > "$TESTDIR/stall2.rc" ) | { wait_file "$TESTDIR/stall2.rc"; cat > /dev/null; }
 is "[9] stdout stalled until the end, --timeout 1s: 124" "$(cat "$TESTDIR/stall2.rc")" "124"
 check "[9] ... and stderr says how many bytes were not delivered" \
