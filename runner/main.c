@@ -66,6 +66,7 @@ main (int argc, char **argv)
   g_autofree char *description = NULL;
   gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE, quiet = FALSE;
   gboolean filter_terminal = FALSE;
+  gboolean no_proc_fallback = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
   GOptionEntry entries[] = {
@@ -80,6 +81,9 @@ main (int argc, char **argv)
       "terminal answer (OSC 52, DSR, DA, title reports) from output to a terminal", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
+    { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
+      "Where a fresh /proc cannot be mounted (a container masks its /proc), exit 125 "
+      "instead of showing the command the container's /proc", NULL },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
       "Check whether this system can run sandboxed commands, and what to change", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
@@ -130,7 +134,7 @@ main (int argc, char **argv)
       return 0;
     }
   if (doctor)
-    return fsg_doctor (verbose);
+    return fsg_doctor (verbose, no_proc_fallback);
 
   /* GOption leaves a "--" that follows a non-option; drop the first one. */
   {
@@ -207,6 +211,7 @@ main (int argc, char **argv)
   ro.json_path = json_path;
   ro.capture = capture;
   ro.filter_terminal = filter_terminal;
+  ro.no_proc_fallback = no_proc_fallback;
   ro.pass_fds = opt_pass_fds;
   ro.verbose = verbose ? 1 : 0;
   ro.quiet = quiet;
