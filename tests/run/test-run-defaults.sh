@@ -35,6 +35,32 @@ out=$(run_fsg --rw "$OTHER" -- sh -c "cat '$OTHER/file'; echo x > /tmp/y && echo
 is "a --rw root below /tmp is shown on top of the private /tmp" "$out" "host-file
 tmp-ok"
 
+# --- secret names everywhere but the public system trees -------------------------------------
+# Another user's home, a service's keys under /var/lib, and `sudo fsgate-run` from a project in
+# one's home (HOME=/root): denied, each read natively first (the positive control).
+mkdir -p /home
+UHOME=$(mktemp -d /home/fsgate-defaults-home.XXXXXX)
+SRVDIR=$(mktemp -d /var/lib/fsgate-defaults-srv.XXXXXX)
+trap 'rm -rf "$TMPWORK" "$OTHER" "$UHOME" "$SRVDIR"; _cleanup' EXIT
+mkdir -p "$UHOME/.ssh" "$UHOME/proj/src" "$SRVDIR/pki"
+echo ssh-key > "$UHOME/.ssh/id_ed25519"
+echo HOME_ENV=1 > "$UHOME/.env"
+echo PROJ_ENV=1 > "$UHOME/proj/.env"
+echo server-key > "$SRVDIR/pki/server.key"
+echo code > "$UHOME/proj/src/main.c"
+secrets="../.ssh/id_ed25519 ../.env .env $SRVDIR/pki/server.key"
+native=$(cd "$UHOME/proj" && cat $secrets | wc -l)
+is "positive control: the secrets are readable natively" "$native" "4"
+for profile in workspace-write read-only; do
+  out=$(cd "$UHOME/proj" && HOME=/root run_fsg --profile $profile -- sh -c '
+    for f in "$@"; do cat "$f" >/dev/null 2>&1 && echo "read $f"; done; cat src/main.c' sh $secrets 2>&1)
+  is "$profile, HOME=/root: ../.ssh/id_ed25519, ../.env, the cwd's .env and /var/lib/.../server.key denied" \
+    "$out" "code"
+done
+out=$(cd "$UHOME/proj" && run_fsg --profile read-only -- cat .env 2>&1)
+check "read-only profile: the working directory's .env is denied ($out)" \
+  grep -q "Permission denied" <<<"$out"
+
 # --- fsgate explain says what fsgate-run gives -------------------------------------------------
 # classify PATH inside: absent, deny (exists, unreadable), rw or ro
 places="/tmp /tmp/sub /dev /dev/null /dev/shm /dev/sda /proc /sys /sys/kernel"
