@@ -99,6 +99,23 @@ rm -f "$WORK"/k*.key "$WORK/.env"
 err=$("$FSGATE_RUN" -- "$TRY_SYSCALL" socket-inet 2>&1 >/dev/null)
 check "a refused socket: the summary names the family and the rule" \
   grep -q "^  socket AF_INET: network denied" <<<"$err"
+# names chosen by the command cannot drive the terminal: C1 CSI (U+009B), RLO (U+202E), a
+# zero-width space, invalid UTF-8, and lines long enough to be cut inside a 3-byte character
+csi=$'\xc2\x9b'; rlo=$'\xe2\x80\xae'; zw=$'\xe2\x80\x8b'; bad=$'\xff'
+euros=$(printf '\xe2\x82\xac%.0s' $(seq 80))
+names=("x${csi}31m${rlo}${zw}${bad}.key" "$euros.key" "a$euros.key" "aa$euros.key")
+mkdir -p "$WORK/esc/$euros/$euros"
+for n in "${names[@]}"; do echo s > "$WORK/esc/$euros/$euros/$n"; done
+err=$(cd "$WORK/esc/$euros/$euros" && "$FSGATE_RUN" -- sh -c 'for f in "$@"; do cat "$f"; done 2>/dev/null' sh "${names[@]}" 2>&1 >/dev/null)
+check "positive control: the denials are in the summary (${#err} bytes)" \
+  grep -q "^fsgate-run: 4 accesses denied by the sandbox:" <<<"$err"
+is "the summary is valid UTF-8 without control or format characters, lines <= 300 characters" \
+  "$(printf '%s' "$err" | python3 -c '
+import sys, unicodedata
+t = sys.stdin.buffer.read().decode("utf-8")
+print([(i, hex(ord(c))) for i, c in enumerate(t) if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")],
+      max(len(l) for l in t.splitlines()) <= 302, t.count("...") >= 3)' 2>&1)" "[] True True"
+rm -rf "$WORK/esc"
 err=$("$FSGATE_RUN" -v -- "$TRY_SYSCALL" socket-inet 2>&1 >/dev/null)
 check "-v: '1 denial', not '1 denials'" bash -c 'grep -q ", 1 denial$" <<<"$1"' _ "$err"
 
