@@ -940,6 +940,27 @@ rule_position_here (const FsgRuleImpl *rule, char *const *names, guint k)
   return FALSE;
 }
 
+const FsgRule *
+fsg_policy_deny_read_other (const FsgPolicy *policy, const char *path, const char *const *except)
+{
+  g_autofree char *norm = g_canonicalize_filename (path, "/");
+  g_auto (GStrv) names = fsg_path_split (norm);
+  guint n = g_strv_length (names);
+
+  for (guint i = 0; i < policy->rules->len; i++)
+    {
+      const FsgRuleImpl *rule = policy->rules->pdata[i];
+
+      if (rule->pub.kind != FSG_RULE_DENY_READ ||
+          g_strv_contains ((const char *const *) except, rule->pub.pattern))
+        continue;
+      for (guint k = 1; k <= n; k++)
+        if (rule_matches (rule, names, k))
+          return &rule->pub;
+    }
+  return NULL;
+}
+
 FsgPathState
 fsg_policy_decide (const FsgPolicy *policy, const char *path)
 {

@@ -156,6 +156,32 @@ read-only"
   out=$(inns "$FSGATE" explain --net /run/systemd/resolve/stub-resolv.conf /run/other)
   check "... and fsgate explain --net says so" \
     bash -c 'grep -q "^ro .*stub-resolv.conf  resolver:" <<<"$1" && grep -q "^absent .*/run/other  run:" <<<"$1"' _ "$out"
+  # Attacks: a resolv.conf (or the file it names) leading into a denied directory shows nothing
+  # of it. The key is in a denied ~/.ssh (HOME=$UHOME for the run).
+  key=$(cat "$UHOME/.ssh/id_ed25519")
+  attack () { # LINK-TARGET [STUB-LINK] -- what the command sees with --net
+    rm -f "$TESTDIR/etc/resolv.conf"; ln -s "$1" "$TESTDIR/etc/resolv.conf"
+    inns sh -c 'if [ -n "$1" ]; then rm -f /run/systemd/resolve/stub-resolv.conf; ln -s "$1" /run/systemd/resolve/stub-resolv.conf; fi; shift; exec "$@"' \
+      sh "$2" "${@:3}"
+  }
+  native=$(attack "$UHOME/.ssh/id_ed25519" "" cat /etc/resolv.conf)
+  is "positive control: natively, a resolv.conf symlink into ~/.ssh reads the key" "$native" "$key"
+  out=$(attack "$UHOME/.ssh/id_ed25519" "" env HOME="$UHOME" timeout 60 "$FSGATE_RUN" --quiet --net -- \
+    sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: resolv.conf -> ~/.ssh/id_ed25519 is not bound (HOME=\$UHOME)" "$out" "refused"
+  native=$(attack ../run/systemd/resolve/stub-resolv.conf "$UHOME/.ssh/id_ed25519" cat /etc/resolv.conf)
+  is "positive control: natively, a stub-resolv.conf symlink into ~/.ssh reads the key" "$native" "$key"
+  out=$(attack ../run/systemd/resolve/stub-resolv.conf "$UHOME/.ssh/id_ed25519" env HOME="$UHOME" \
+    timeout 60 "$FSGATE_RUN" --quiet --net -- sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: a known resolver path that is itself a symlink is not followed" "$out" "refused"
+  out=$(attack ../run/systemd/resolve/stub-resolv.conf "" timeout 60 "$FSGATE_RUN" --quiet --net \
+    --deny-read /run/systemd/resolve -- sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: a resolver file denied by a rule of its own stays denied" "$out" "refused"
+  mkdir -p "$TESTDIR/runfs"
+  out=$(attack ../run/other/resolv.conf "" sh -c 'echo "nameserver 10.0.0.1" > /run/other/resolv.conf; exec "$@"' sh \
+    timeout 60 "$FSGATE_RUN" --quiet --net -- sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: a resolv.conf into /run at an unknown path is not bound" "$out" "refused"
+  rm -f "$TESTDIR/etc/resolv.conf"; ln -s ../run/systemd/resolve/stub-resolv.conf "$TESTDIR/etc/resolv.conf"
 else
   skip "DNS with --net and a resolv.conf symlink into /run" "root (private mount namespace)"
 fi
