@@ -977,7 +977,17 @@ test_literal_canonical (void)
 
 static const char *const disk_names[] = { "a", "b", ".git", "secrets", "hooks", "config" };
 static const char *const walk_names[] = { "a", "b", ".env", "x.pem", "secrets", ".git", "hooks",
-                                          "config", "link", "lnk", "zz", "id_rsa" };
+                                          "config", "link", "lnk", "zz", "id_rsa", "node_modules",
+                                          "site-packages", "dist-packages", "s.key", "ab" };
+/* Walked from "/": the trees secret-names prune (/usr, /etc/ssl/certs,
+ * /etc/pki/...), their neighbours, package trees and secret-like names. */
+static const char *const sys_walk_names[] = { "usr", "lib", "etc", "ssl", "certs", "pki", "tls",
+                                              "ca-trust", "source", "anchors", "extracted", "local",
+                                              "share", "ca-certificates", "a", ".env", "x.pem",
+                                              "node_modules", "site-packages", "private" };
+/* Values of random secret-names. */
+static const char *const secret_name_values[] = { ".env", "*.pem", "x.*", "id_rsa*", "*s", "[ab]",
+                                                  "secrets", "*.key", "?", "certs", "a", "usr" };
 static const char *const pattern_comps[] = {
   "a", "b", ".env", "x.pem", "secrets", ".git", "hooks", "config", "link", "*", "?", "*.pem", "x.*",
   "[ab]", "[!a]*", ".e?v", "se*ts", "*s", "**", "**", "id_rsa*", "c?nfig", "\\*", "conf*",
@@ -1111,31 +1121,39 @@ compare_one (PropCtx *ctx, const FsgPolicy *policy, const char *path, const FsgP
 }
 
 static void
-walk_random (PropCtx *ctx, const FsgPolicy *policy, GString *path, const FsgPathState *parent,
-             guint depth)
+walk_random_names (PropCtx *ctx, const FsgPolicy *policy, GString *path,
+                   const FsgPathState *parent, guint depth, const char *const *names, guint n)
 {
-  gboolean used[G_N_ELEMENTS (walk_names)] = { FALSE };
+  gboolean used[32] = { FALSE };
   guint k = depth < 2 ? 4 : 3;
 
+  g_assert_cmpuint (n, <=, G_N_ELEMENTS (used));
   if (depth == 5)
     return;
   for (guint j = 0; j < k; j++)
     {
-      guint idx = (guint) g_test_rand_int_range (0, G_N_ELEMENTS (walk_names));
+      guint idx = (guint) g_test_rand_int_range (0, (gint32) n);
       gsize len = path->len;
       FsgPathState child;
 
       if (used[idx])
         continue;
       used[idx] = TRUE;
-      child = fsg_policy_child_state (policy, parent, walk_names[idx]);
+      child = fsg_policy_child_state (policy, parent, names[idx]);
       if (path->len > 1)
         g_string_append_c (path, '/');
-      g_string_append (path, walk_names[idx]);
+      g_string_append (path, names[idx]);
       compare_one (ctx, policy, path->str, &child);
-      walk_random (ctx, policy, path, &child, depth + 1);
+      walk_random_names (ctx, policy, path, &child, depth + 1, names, n);
       g_string_truncate (path, len);
     }
+}
+
+static void
+walk_random (PropCtx *ctx, const FsgPolicy *policy, GString *path, const FsgPathState *parent,
+             guint depth)
+{
+  walk_random_names (ctx, policy, path, parent, depth, walk_names, G_N_ELEMENTS (walk_names));
 }
 
 static void
@@ -1165,6 +1183,13 @@ check_rule_set (PropCtx *ctx, const FsgPolicy *policy)
       compare_one (ctx, policy, path->str, &state);
     }
   walk_random (ctx, policy, path, &state, 0);
+  {
+    /* from "/": the pruned system trees of secret-names */
+    g_autoptr(GString) top = g_string_new ("/");
+    FsgPathState root = fsg_policy_root_state (policy);
+
+    walk_random_names (ctx, policy, top, &root, 0, sys_walk_names, G_N_ELEMENTS (sys_walk_names));
+  }
   /* states are interned: the same walk gives the same set */
   again = walk (policy, ctx->base);
   g_assert_true (again.set == state.set);
@@ -1206,6 +1231,21 @@ test_incremental_equals_whole (void)
                                    : (guint) g_test_rand_int_range (1, 9);
 
       g_assert_true (fsg_policy_builder_set_profile (b, "none", NULL));
+      if (g_test_rand_int_range (0, 3) == 0)
+        {
+          /* secret-names (scope "/", pruned system and package trees, and
+           * writable roots inside a pruned tree), often with "/" shown */
+          g_autoptr(GString) text = g_string_new ("[filesystem]\nsecret-names = ");
+          guint k = (guint) g_test_rand_int_range (1, 4);
+
+          for (guint i = 0; i < k; i++)
+            g_string_append_printf (text, "%s%s", i ? ";" : "",
+                                    pick (secret_name_values, G_N_ELEMENTS (secret_name_values)));
+          if (g_test_rand_bit ())
+            g_string_append (text, "\nreadonly = /");
+          g_string_append_c (text, '\n');
+          g_assert_true (fsg_policy_builder_add_data (b, "gen.ini", text->str, -1, NULL));
+        }
       if (g_test_rand_int_range (0, 10) > 0)
         {
           g_autofree char *root = random_root (&ctx);
