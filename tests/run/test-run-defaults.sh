@@ -61,6 +61,26 @@ out=$(cd "$UHOME/proj" && run_fsg --profile read-only -- cat .env 2>&1)
 check "read-only profile: the working directory's .env is denied ($out)" \
   grep -q "Permission denied" <<<"$out"
 
+# A directory holding a secret cannot be renamed into a package tree (where secret-names do not
+# apply, so the key would become readable): EXDEV. Controls: natively the rename works, and
+# through fsgate-run a rename to another name works.
+mkdir -p "$UHOME/proj/conf"; echo server-key > "$UHOME/proj/conf/server.key"
+renames='
+import os, sys
+for d in sys.argv[1:]:
+    try:
+        os.rename("conf", d); os.rename(d, "conf"); print(d, "ok")
+    except OSError as e:
+        print(d, os.strerror(e.errno))'
+out=$(cd "$UHOME/proj" && python3 -c "$renames" node_modules)
+is "positive control: natively, conf/ (with server.key) can be renamed to node_modules" "$out" "node_modules ok"
+out=$(cd "$UHOME/proj" && run_fsg -- python3 -c "$renames" node_modules site-packages node_modules2 2>&1)
+is "through fsgate-run: into node_modules or site-packages EXDEV, to node_modules2 it works" "$out" \
+  "node_modules Invalid cross-device link
+site-packages Invalid cross-device link
+node_modules2 ok"
+rm -rf "$UHOME/proj/conf"
+
 # --- fsgate explain says what fsgate-run gives -------------------------------------------------
 # classify PATH inside: absent, deny (exists, unreadable), rw or ro
 places="/tmp /tmp/sub /dev /dev/null /dev/shm /dev/sda /proc /sys /sys/kernel"
