@@ -246,6 +246,11 @@ fi
 if command -v script >/dev/null; then
   out=$(timeout 30 script -qec "$FSGATE_RUN -- echo hi" /dev/null </dev/null | od -An -c | tr -s ' ')
   is "under a terminal (script, no input) the output is exactly the command's" "$out" " h i \r \n"
+  # input queued before the run (piped into script's terminal) is echoed once, as natively
+  cmd="sh -c 'read a; echo got=\$a; cat'"
+  native=$(printf 'line1\nline2\n' | timeout 30 script -qec "$cmd" /dev/null | od -An -c | tr -s ' ')
+  out=$(printf 'line1\nline2\n' | timeout 30 script -qec "$FSGATE_RUN -q -- $cmd" /dev/null | od -An -c | tr -s ' ')
+  is "under a terminal, input typed or piped before the run is echoed once, as natively" "$out" "$native"
 else
   skip "no stray byte under a terminal" "script (bsdutils)"
 fi
