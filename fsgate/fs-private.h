@@ -273,6 +273,17 @@ int fsg_inode_lookup (FsgFs *fs,
                       const char *name,
                       struct fuse_entry_param *e,
                       const char *op);
+/* The same; a sibling whose attributes the kernel must drop because of this
+ * lookup is returned in @out_notify (0: none) instead of being notified:
+ * the caller sends fuse_lowlevel_notify_inval_inode (id, -1, 0) after its
+ * reply. */
+int fsg_inode_lookup_notify_after (FsgFs *fs,
+                                   fuse_req_t req,
+                                   FsgInode *parent,
+                                   const char *name,
+                                   struct fuse_entry_param *e,
+                                   const char *op,
+                                   fuse_ino_t *out_notify);
 void fsg_inode_forget (FsgFs *fs, FsgInode *inode, guint64 nlookup);
 
 /* Attributes of an inode as shown in the view. Returns 0 or -errno. */
@@ -304,13 +315,26 @@ void fsg_inode_renamed (FsgFs *fs,
 void fsg_inode_unlinked (FsgFs *fs, FsgInode *parent, const char *name);
 
 /* The host file of @inode was changed through it (data, size, mode,
- * times). If other view inodes stand for the same file, retire them and
- * tell the kernel to drop their cached pages, attributes and names. Call
- * after replying and without locks: the kernel may need other requests
- * answered before it can drop a cache. Cheap when there are no siblings. */
-void fsg_inode_changed (FsgFs *fs, FsgInode *inode);
-/* Whether opens of @inode must bypass the page cache (a retired sibling). */
-gboolean fsg_inode_is_retired (FsgFs *fs, FsgInode *inode);
+ * times). If other view inodes stand for the same file, tell the kernel to
+ * drop their cached pages and attributes and raise their size to the
+ * host's; when the size may have gone down (@may_shrink: truncate,
+ * O_TRUNC, fallocate collapse), also retire them (out of the table: the
+ * next lookup makes a fresh view inode) and drop their names. Call without
+ * locks, with @inode alive (before the reply, or after it through
+ * fsg_inode_hold_shared()): the kernel may need other requests answered
+ * before it can drop a cache. Cheap when there are no siblings. */
+void fsg_inode_changed (FsgFs *fs, FsgInode *inode, gboolean may_shrink);
+/* Before replying to a request that changed @inode's host file: pin it (no
+ * fd needed) if it has siblings, so that fsg_inode_changed_unhold() may
+ * use it after the reply, when the kernel may already have released and
+ * forgotten it. Returns the held inode or NULL (nothing to do then). */
+FsgInode *fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode);
+/* fsg_inode_changed (@held, @may_shrink), then drop the hold; NULL: nothing. */
+void fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held, gboolean may_shrink);
+/* Whether opens of @inode must bypass the page cache: the read-only
+ * sibling of a file with a writable name (its kernel size and pages can
+ * fall behind the host file), or a retired one. */
+gboolean fsg_inode_reads_around_cache (FsgFs *fs, FsgInode *inode);
 
 /* Names of stub dirs directly below @inode (NULL when none). (transfer none) */
 GPtrArray *fsg_inode_stub_children (FsgFs *fs, FsgInode *inode);

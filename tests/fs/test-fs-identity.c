@@ -346,6 +346,72 @@ test_ro_rw_names (gconstpointer data)
   allow_passthrough = FALSE;
 }
 
+/* Read all of @fd from offset 0 (pread: the fd's offset stays). */
+static char *
+pread_all (int fd)
+{
+  GString *out = g_string_new (NULL);
+  char buf[4096];
+  ssize_t n;
+
+  while ((n = pread (fd, buf, sizeof buf, (off_t) out->len)) > 0)
+    g_string_append_len (out, buf, n);
+  g_assert_no_errno ((int) n);
+  return g_string_free (out, FALSE);
+}
+
+/* An fd already open on the read-only name while the file grows through
+ * the writable one (without kernel passthrough, where the kernel's size
+ * and pages of the read-only inode matter): it reads everything, fstat
+ * shows the new size, and its name is not "(deleted)". @data: whether the
+ * writable name was looked up before the read-only one was opened. */
+static void
+test_ro_fd_sees_growth (gconstpointer data)
+{
+  gboolean rw_first = GPOINTER_TO_INT (data);
+  g_autofree char *hro = NULL, *hrw = NULL, *vro = NULL, *vrw = NULL;
+  g_autofree char *got = NULL, *got2 = NULL, *proc = NULL, *link_target = NULL;
+  struct stat st;
+  int fd;
+  View *v;
+
+  if (!fsg_test_require_root () || !fsg_test_require_fuse ())
+    return;
+  v = view_new ("ro-fd");
+  fsg_test_write_file (v->host, "ro/f", "aaaa\n");
+  hro = in (v->host, "ro/f");
+  hrw = in (v->host, "g");
+  g_assert_no_errno (link (hro, hrw));
+  view_mount (v, "ro", 0);
+  vro = in (v->view, "ro/f");
+  vrw = in (v->view, "g");
+  if (rw_first)
+    g_assert_no_errno (stat (vrw, &st));
+
+  fd = open (vro, O_RDONLY | O_CLOEXEC);
+  g_assert_no_errno (fd);
+  got = pread_all (fd);
+  g_assert_cmpstr (got, ==, "aaaa\n");
+  g_clear_pointer (&got, g_free);
+
+  write_path (vrw, "bbbbbbbbbbbb\n", O_APPEND); /* 13 bytes, closed */
+  got = pread_all (fd);
+  g_assert_no_errno (fstat (fd, &st));
+  proc = g_strdup_printf ("/proc/self/fd/%d", fd);
+  link_target = g_file_read_link (proc, NULL);
+  /* Closed before asserting: a process dying with an fd open in its own
+   * view would hang in that fd's FLUSH. */
+  close (fd);
+  fd = -1;
+  g_assert_cmpstr (got, ==, "aaaa\nbbbbbbbbbbbb\n");
+  g_assert_cmpint (st.st_size, ==, 18);
+  g_assert_cmpstr (link_target, ==, vro);
+  /* A fresh open agrees. */
+  got2 = read_path (vro);
+  g_assert_cmpstr (got2, ==, "aaaa\nbbbbbbbbbbbb\n");
+  view_free (v);
+}
+
 /* Stat enough other files to push every unpinned fd out of a 4-fd budget. */
 static void
 evict (View *v)
@@ -525,6 +591,8 @@ main (int argc, char **argv)
   g_test_add_func ("/fs-identity/hardlink-depths", test_hardlink_depths);
   g_test_add_data_func ("/fs-identity/ro-rw-names", GINT_TO_POINTER (FALSE), test_ro_rw_names);
   g_test_add_data_func ("/fs-identity/ro-rw-names/passthrough", GINT_TO_POINTER (TRUE), test_ro_rw_names);
+  g_test_add_data_func ("/fs-identity/ro-fd-growth/rw-first", GINT_TO_POINTER (TRUE), test_ro_fd_sees_growth);
+  g_test_add_data_func ("/fs-identity/ro-fd-growth/ro-first", GINT_TO_POINTER (FALSE), test_ro_fd_sees_growth);
   g_test_add_data_func ("/fs-identity/reopen/view-renames/handles", GINT_TO_POINTER (TRUE),
                         reopen_after_view_renames);
   g_test_add_data_func ("/fs-identity/reopen/view-renames/names", GINT_TO_POINTER (FALSE),
