@@ -19,6 +19,14 @@
  * another is two view inodes ("siblings", at most one of them writable);
  * inode.c keeps their caches coherent (fsg_inode_changed()).
  *
+ * Rule for new code: a per-inode decision other than `access` that
+ * changes what may be done with a non-directory must either go into the
+ * inode key (same_key() and inode_hash() in inode.c; it then splits hard
+ * links into more siblings, and the sibling code, which assumes two
+ * accesses, must learn about it) or be derived from the parent and name at
+ * the operation that needs it, as the structural flags are. Anything else
+ * would be decided by whichever name was looked up first.
+ *
  * Names: every host inode knows the (parent, name) pairs it was looked up
  * by (FsgName, primary first; the primary gives its view path), indexed in
  * fs->names so that renames and unlinks made through the view move or drop

@@ -13,13 +13,14 @@
  *
  * Siblings: when a host file written through one view inode also has other
  * view inodes (only ones with another decision, so read-only ones),
- * fsg_inode_changed() retires them: they leave the table, so the next
- * lookup of their names makes a fresh view inode with fresh attributes and
- * an empty page cache (the kernel trusts its own size of a regular file
- * under the writeback cache, so a fresh inode is the only way to show a
- * new size), and the kernel is told to drop their pages, attributes and
- * dentries (fuse_lowlevel_notify_inval_inode / _inval_entry). Opens of a
- * retired inode (fds opened before, a cwd) bypass the page cache.
+ * fsg_inode_changed() tells the kernel to drop their pages and attributes
+ * and stores the host's last byte into them, which raises the kernel's
+ * size (under the writeback cache the kernel trusts its own size of a
+ * regular file and never lowers it); after a change that may shrink the
+ * file it also retires them: they leave the table, so the next lookup of
+ * their names makes a fresh view inode with the host's size, and their
+ * dentries are dropped. Opens of a read-only sibling or a retired inode
+ * bypass the page cache.
  *
  * Every host access here is openat(parent_fd, name, O_PATH|O_NOFOLLOW) or
  * statx(fd, "", AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW); roots below a synthetic

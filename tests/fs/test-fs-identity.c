@@ -9,12 +9,15 @@
  *    kernel's page cache of each view inode matters) must leave the same
  *    bytes on the host, and both names must agree on st_ino and st_nlink;
  *  - a read-only name and a writable name of one file: what is written
- *    through one is what the other reads, and the read-only one still
- *    refuses writes;
+ *    through one is what the other reads, also through an fd opened
+ *    before (what is left after a shrink is asserted as documented), and
+ *    the read-only one still refuses writes;
  *  - reopening evicted inodes (a 4-fd budget): after a chain of renames in
  *    the view, and after a `mv` on the host, *at() calls relative to a
- *    directory fd still reach the right file; with file handles and
- *    without (FSGATE_FILE_HANDLES=0).
+ *    directory fd still reach the right file; with file handles (skipped
+ *    where this process cannot use them either) and without
+ *    (FSGATE_FILE_HANDLES=0: an O_PATH directory fd and the cwd moved on
+ *    the host then give the documented ESTALE).
  *
  * Needs root and /dev/fuse (skips with a reason otherwise).
  */
@@ -348,7 +351,7 @@ test_ro_rw_names (gconstpointer data)
 
 /* Read all of @fd from offset 0 (pread: the fd's offset stays). */
 static char *
-pread_all (int fd)
+pread_all_len (int fd, gsize *out_len)
 {
   GString *out = g_string_new (NULL);
   char buf[4096];
@@ -357,7 +360,16 @@ pread_all (int fd)
   while ((n = pread (fd, buf, sizeof buf, (off_t) out->len)) > 0)
     g_string_append_len (out, buf, n);
   g_assert_no_errno ((int) n);
+  *out_len = out->len;
   return g_string_free (out, FALSE);
+}
+
+static char *
+pread_all (int fd)
+{
+  gsize len;
+
+  return pread_all_len (fd, &len);
 }
 
 /* An fd already open on the read-only name while the file grows through
@@ -371,7 +383,9 @@ test_ro_fd_sees_growth (gconstpointer data)
   gboolean rw_first = GPOINTER_TO_INT (data);
   g_autofree char *hro = NULL, *hrw = NULL, *vro = NULL, *vrw = NULL;
   g_autofree char *got = NULL, *got2 = NULL, *proc = NULL, *link_target = NULL;
-  struct stat st;
+  g_autofree char *shrunk = NULL, *link_target2 = NULL;
+  struct stat st, st2;
+  gsize shrunk_len;
   int fd;
   View *v;
 
@@ -399,6 +413,15 @@ test_ro_fd_sees_growth (gconstpointer data)
   g_assert_no_errno (fstat (fd, &st));
   proc = g_strdup_printf ("/proc/self/fd/%d", fd);
   link_target = g_file_read_link (proc, NULL);
+  /* Shorter again (the documented limit, docs/architecture.md): the
+   * kernel's size of the open fd stays, its name is dropped ("(deleted)");
+   * reads end at the host's end if the fd reads around the page cache
+   * (opened while the writable name was known), else they are padded
+   * with zeros up to the old size. */
+  write_path (vrw, "x\n", O_TRUNC);
+  shrunk = pread_all_len (fd, &shrunk_len);
+  g_assert_no_errno (fstat (fd, &st2));
+  link_target2 = g_file_read_link (proc, NULL);
   /* Closed before asserting: a process dying with an fd open in its own
    * view would hang in that fd's FLUSH. */
   close (fd);
@@ -406,9 +429,23 @@ test_ro_fd_sees_growth (gconstpointer data)
   g_assert_cmpstr (got, ==, "aaaa\nbbbbbbbbbbbb\n");
   g_assert_cmpint (st.st_size, ==, 18);
   g_assert_cmpstr (link_target, ==, vro);
-  /* A fresh open agrees. */
+  g_test_message ("after the shrink: %" G_GSIZE_FORMAT " bytes read, size %" G_GINT64_FORMAT ", %s",
+                  shrunk_len, (gint64) st2.st_size, link_target2);
+  g_assert_cmpint (st2.st_size, ==, 18);
+  g_assert_cmpstr (shrunk, ==, "x\n"); /* up to the first NUL */
+  if (rw_first)
+    g_assert_cmpuint (shrunk_len, ==, 2);
+  else
+    {
+      /* Through the page cache, up to the kernel's size: zeros. */
+      g_assert_cmpuint (shrunk_len, ==, 18);
+      for (gsize i = 2; i < shrunk_len; i++)
+        g_assert_cmpint (shrunk[i], ==, 0);
+    }
+  g_assert_true (g_str_has_suffix (link_target2, " (deleted)"));
+  /* A fresh open shows the host file. */
   got2 = read_path (vro);
-  g_assert_cmpstr (got2, ==, "aaaa\nbbbbbbbbbbbb\n");
+  g_assert_cmpstr (got2, ==, "x\n");
   view_free (v);
 }
 
