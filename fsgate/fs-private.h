@@ -109,6 +109,8 @@ struct _FsgInode
                        * next lookup makes a fresh view inode; opens of
                        * this one bypass the page cache */
   guint8 shared;      /* siblings exist */
+  guint8 shrunk;      /* the host file may have shrunk through this inode
+                       * since its siblings were last retired (atomic) */
   /* Immutable after creation (fields ordered to pack: ~170 bytes). */
   guint16 type;       /* S_IFMT bits */
   int mount_id;       /* of @handle: a key of fs->mount_fds */
@@ -335,10 +337,13 @@ void fsg_inode_changed (FsgFs *fs, FsgInode *inode, gboolean may_shrink);
 /* Before replying to a request that changed @inode's host file: pin it (no
  * fd needed) if it has siblings, so that fsg_inode_changed_unhold() may
  * use it after the reply, when the kernel may already have released and
- * forgotten it. Returns the held inode or NULL (nothing to do then). */
-FsgInode *fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode);
-/* fsg_inode_changed (@held, @may_shrink), then drop the hold; NULL: nothing. */
-void fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held, gboolean may_shrink);
+ * forgotten it. @may_shrink: the change may make the file shorter (also
+ * seen by a FLUSH that overtakes the unhold, so that close() returns with
+ * the siblings retired). Returns the held inode or NULL (nothing to do). */
+FsgInode *fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode, gboolean may_shrink);
+/* fsg_inode_changed (@held, @may_shrink given to the hold), then drop the
+ * hold; NULL: nothing. */
+void fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held);
 /* Whether opens of @inode must bypass the page cache: the read-only
  * sibling of a file with a writable name (its kernel size and pages can
  * fall behind the host file), or a retired one. */

@@ -1055,6 +1055,10 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode, gboolean may_shrink)
     return;
   if (fsg_inode_get_state (fs, inode).access != FSG_ACCESS_RW)
     return; /* nothing changes a file through a read-only inode */
+  /* A shrink announced by fsg_inode_hold_shared(), here or in the FLUSH
+   * that overtook its fsg_inode_changed_unhold(). */
+  if (__atomic_exchange_n (&inode->shrunk, FALSE, __ATOMIC_RELAXED))
+    may_shrink = TRUE;
   have_last = fs->writeback && host_last_byte (fs, inode, &size, &last);
   inodes = g_array_new (FALSE, FALSE, sizeof (fuse_ino_t));
   entries = g_array_new (FALSE, FALSE, sizeof (FsgStaleEntry));
@@ -1119,10 +1123,13 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode, gboolean may_shrink)
 }
 
 FsgInode *
-fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode)
+fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode, gboolean may_shrink)
 {
   if (inode->kind != FSG_INODE_HOST || !__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
     return NULL;
+  /* Set before the reply: a FLUSH may overtake fsg_inode_changed_unhold(). */
+  if (may_shrink)
+    __atomic_store_n (&inode->shrunk, TRUE, __ATOMIC_RELAXED);
   g_mutex_lock (&fs->lock);
   inode->pins++; /* keeps the inode, not necessarily an fd */
   g_mutex_unlock (&fs->lock);
@@ -1130,11 +1137,11 @@ fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode)
 }
 
 void
-fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held, gboolean may_shrink)
+fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held)
 {
   if (held == NULL)
     return;
-  fsg_inode_changed (fs, held, may_shrink);
+  fsg_inode_changed (fs, held, FALSE);
   fsg_inode_unpin (fs, held);
 }
 

@@ -387,9 +387,9 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     }
   if ((r = fsg_inode_stat (fs, inode, &st)) < 0)
     return reply_err (req, r);
-  held = fsg_inode_hold_shared (fs, inode); /* alive after the reply */
+  held = fsg_inode_hold_shared (fs, inode, (valid & FUSE_SET_ATTR_SIZE) != 0); /* alive after the reply */
   fuse_reply_attr (req, &st, fsg_inode_attr_timeout (inode, &s));
-  fsg_inode_changed_unhold (fs, held, (valid & FUSE_SET_ATTR_SIZE) != 0);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -812,14 +812,14 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fi->keep_cache = 0;
     }
   /* Alive after the reply even if the file is released meanwhile. */
-  held = (fi->flags & O_TRUNC) ? fsg_inode_hold_shared (fs, inode) : NULL;
+  held = (fi->flags & O_TRUNC) ? fsg_inode_hold_shared (fs, inode, TRUE) : NULL;
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, inode, fd);
       close (fd); /* interrupted: the kernel will not release it */
       fsg_inode_unpin (fs, inode);
     }
-  fsg_inode_changed_unhold (fs, held, TRUE);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -898,9 +898,9 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
   if (n < 0)
     return reply_err (req, (int) n);
   /* After the reply the file may be released and the inode forgotten. */
-  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino));
+  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino), FALSE);
   fuse_reply_write (req, (size_t) n);
-  fsg_inode_changed_unhold (fs, held, FALSE);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -936,12 +936,12 @@ static void
 op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
-  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino));
+  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino), FALSE);
   int r;
 
   r = datasync ? fdatasync (fi->fh) : fsync (fi->fh);
   reply_err (req, r == 0 ? 0 : -errno);
-  fsg_inode_changed_unhold (fs, held, FALSE);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -949,10 +949,11 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t leng
               struct fuse_file_info *fi)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
-  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino));
+  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino),
+                                          (mode & ~FALLOC_FL_KEEP_SIZE) != 0);
 
   reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
-  fsg_inode_changed_unhold (fs, held, (mode & ~FALLOC_FL_KEEP_SIZE) != 0);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -979,9 +980,9 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
   n = copy_file_range (fi_in->fh, &off_in, fi_out->fh, &off_out, len, flags);
   if (n < 0)
     return reply_err (req, -errno);
-  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino_out));
+  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino_out), FALSE);
   fuse_reply_write (req, (size_t) n);
-  fsg_inode_changed_unhold (fs, held, FALSE);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 /* ---- Directories ------------------------------------------------------- */
