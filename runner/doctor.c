@@ -59,6 +59,17 @@
   "container's /proc cannot be bound in either: unmask /proc (Podman: "              \
   "--security-opt unmask=ALL; Docker: --security-opt systempaths=unconfined) "       \
   "(docs/ci.md)"
+#define HINT_PROC_HOST                                                               \
+  "something covers part of this /proc (a bind mount over /proc/sys or /proc/kcore, "   \
+  "systemd ProtectKernelTunables=, a container run with --pid=host or hostPID) and the " \
+  "kernel refuses a fresh /proc: remove that mount or setting, or give the container "   \
+  "its own pid namespace (docs/ci.md)"
+#define HINT_PROC_LANDLOCK                                                           \
+  "the container's /proc is only used under a Landlock domain: boot a kernel with "   \
+  "Landlock ABI 2 or later (Linux 5.19+, CONFIG_SECURITY_LANDLOCK=y, landlock in lsm=), "\
+  "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "  \
+  "container's seccomp profile, or unmask /proc (Podman: --security-opt unmask=ALL; "     \
+  "Docker: --security-opt systempaths=unconfined) (docs/ci.md)"
 #define HINT_MOUNT                                                                   \
   "mounts in a new mount namespace are refused: run the container with "           \
   "--security-opt apparmor=unconfined (docs/ci.md)"
@@ -104,6 +115,12 @@ fsg_stage_describe (FsgStage stage)
     case FSG_STAGE_SECCOMP: return "loading the seccomp filter";
     case FSG_STAGE_SEND_LISTENER: return "passing the seccomp listener to the runner";
     case FSG_STAGE_PROC_FALLBACK: return "using the container's /proc (a fresh one is refused)";
+    case FSG_STAGE_PROC_HOST:
+      return "mounting /proc in the view (a fresh one is refused, and the /proc here is not a "
+             "container's own: falling back to it would show the command every process of the host)";
+    case FSG_STAGE_PROC_LANDLOCK:
+      return "mounting /proc in the view (a fresh one is refused, and the container's /proc "
+             "needs a Landlock domain, ABI 2 or later, to refuse writes under it)";
     case FSG_STAGE_NONE:
     case FSG_STAGE_LAST:
       break;
@@ -135,6 +152,10 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
       return HINT_PROC;
     case FSG_STAGE_PROC_FALLBACK:
       return HINT_PROC_FALLBACK;
+    case FSG_STAGE_PROC_HOST:
+      return HINT_PROC_HOST;
+    case FSG_STAGE_PROC_LANDLOCK:
+      return HINT_PROC_LANDLOCK;
     case FSG_STAGE_SECCOMP:
       return HINT_SECCOMP;
     case FSG_STAGE_CHDIR:

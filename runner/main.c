@@ -17,6 +17,7 @@
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static GArray *opt_pass_fds;
@@ -213,6 +214,10 @@ main (int argc, char **argv)
   if (g_getenv ("FSGATE_RUN_DEBUG") != NULL)
     ro.verbose = 2;
 
+  /* A command of the same uid must not write our /proc/PID files
+   * (oom_score_adj, clear_refs, ...: checked only against the owner),
+   * which it could reach through a container's /proc (docs/security.md). */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   status = fsg_run (&ro);
   g_array_unref (opt_pass_fds);
   return status;
