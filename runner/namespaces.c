@@ -530,7 +530,8 @@ run_steps (const FsgSandboxSpec *spec)
           break;
         }
       if (r < 0)
-        fail (spec, s->stage, errno);
+        fail (spec, proc_kind == FSG_PROC_CONTAINER && s->stage == FSG_STAGE_MOUNT_PROC
+                      ? FSG_STAGE_PROC_FALLBACK : s->stage, errno);
     }
 }
 
