@@ -80,7 +80,7 @@ main (int argc, char **argv)
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
       "Where a fresh /proc cannot be mounted (a container masks its /proc), exit 125 "
-      "instead of showing the command the container's /proc", NULL },
+      "instead of showing the command the container's /proc (writes under it refused)", NULL },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
       "Check whether this system can run sandboxed commands, and what to change", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
