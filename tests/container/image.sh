@@ -92,7 +92,8 @@ for f in "$cache"/debian-*.tar "$cache"/rootless-* "$cache"/.debian-*.tar "$cach
   esac
   rm -rf --one-file-system "$f"
 done
-podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null \
-  | grep '^localhost/fsgate-test-debian:' | grep -vxF "$image" \
-  | while read -r old; do podman rmi --force "$old" >/dev/null 2>&1 || true; done
+for old in $(podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null \
+               | grep '^localhost/fsgate-test-debian:' | grep -vxF "$image" || true); do
+  podman rmi --force "$old" >/dev/null 2>&1 || true
+done
 echo "$image"
