@@ -337,6 +337,8 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   fo.audit_data = GINT_TO_POINTER (audit_wr);
   fo.stub_dirs = run->mount_tmp ? stubs_tmp : stubs;
   fo.debug = run->opts->verbose > 1;
+  fo.uid_map = run->spec.uid_map; /* which owners the kernel lets the sandbox write */
+  fo.gid_map = run->spec.gid_map;
 
   fs = fsg_fs_new (run->policy, &fo, &error);
   if (fs == NULL || !fsg_fs_take_fuse_fd (fs, fuse_fd, &error) || !fsg_fs_start (fs, &error))
