@@ -179,8 +179,10 @@ typedef struct
 } FsgIdRange;
 
 /* ops.c: adjust the owner and group of the host inode at @fd (in a place
- * with @state) as shown to the kernel; see FsgFsOptions.uid_map. */
-void fsg_fs_shown_ids (FsgFs *fs, int fd, const FsgPathState *state, struct stat *st);
+ * with @state) as shown to the kernel; see FsgFsOptions.uid_map. @parent is
+ * its parent if known, else @inode's is used (either may be NULL). */
+void fsg_fs_shown_ids (FsgFs *fs, int fd, FsgInode *inode, FsgInode *parent,
+                       const FsgPathState *state, struct stat *st);
 
 /* inode.c */
 void fsg_inode_tables_init (FsgFs *fs);

@@ -500,7 +500,7 @@ fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st)
   if (fs->single_caller)
     {
       FsgPathState state = fsg_inode_get_state (fs, inode);
-      fsg_fs_shown_ids (fs, fd, &state, st);
+      fsg_fs_shown_ids (fs, fd, inode, NULL, &state, st);
     }
   st->st_ino = fsg_fs_map_ino (fs, st->st_dev, st->st_ino);
   return 0;
@@ -710,7 +710,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   e->attr.st_mtim.tv_nsec = stx.stx_mtime.tv_nsec;
   e->attr.st_ctim.tv_sec = stx.stx_ctime.tv_sec;
   e->attr.st_ctim.tv_nsec = stx.stx_ctime.tv_nsec;
-  fsg_fs_shown_ids (fs, fd, &state, &e->attr);
+  fsg_fs_shown_ids (fs, fd, NULL, parent, &state, &e->attr);
 
   key.dev = e->attr.st_dev;
   key.ino = e->attr.st_ino;

@@ -287,18 +287,44 @@ id_mapped (const GArray *ranges, guint32 id)
 
 /* The kernel refuses every write to an inode whose owner or group is not
  * mapped in the user namespace that owns the mount (HAS_UNMAPPED_ID in
- * inode_permission()), before the daemon is asked: in an unprivileged
- * sandbox, a directory of the user's with the group root could not be
- * written although the host allows it. The host decides instead: a file or
- * directory in a writable place that the caller may write on the host is
- * shown with the caller's own uid (gid) in place of an unmapped one; what
- * the caller may not write keeps its ids (shown as the overflow id). */
-void
-fsg_fs_shown_ids (FsgFs *fs, int fd, const FsgPathState *state, struct stat *st)
+ * inode_permission() and may_delete()), before the daemon is asked: in an
+ * unprivileged sandbox, a directory of the user's with the group root could
+ * not be written, nor a file of root's in the user's directory removed,
+ * although the host allows both. The host decides instead: a file or
+ * directory in a writable place that the caller may write on the host, or
+ * may remove (it may write the directory holding it), is shown with the
+ * caller's own uid (gid) in place of an unmapped one; the rest keeps its
+ * ids (shown as the overflow id). */
+static gboolean
+caller_may_write (FsgFs *fs, int fd)
 {
-  gboolean uid_ok, gid_ok;
   FsgCreds c = { 0 };
   int r;
+
+  /* The single caller's credentials: the daemon's, without capabilities. */
+  if (fs->is_root)
+    {
+      struct __user_cap_data_struct none[2];
+
+      if (caps_get (c.saved) < 0)
+        return FALSE;
+      memcpy (none, c.saved, sizeof none);
+      none[0].effective = none[1].effective = 0;
+      if (caps_set (none) < 0)
+        return FALSE;
+      c.caps = TRUE;
+    }
+  r = (int) syscall (SYS_faccessat2, fd, "", W_OK, AT_EACCESS | AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+  creds_leave (fs, &c);
+  return r == 0;
+}
+
+void
+fsg_fs_shown_ids (FsgFs *fs, int fd, FsgInode *inode, FsgInode *parent,
+                  const FsgPathState *state, struct stat *st)
+{
+  gboolean uid_ok, gid_ok, ok;
+  int pfd;
 
   if (!fs->single_caller || state->access != FSG_ACCESS_RW ||
       (state->flags & (FSG_STATE_SYNTHETIC | FSG_STATE_ALIAS)) ||
@@ -308,22 +334,28 @@ fsg_fs_shown_ids (FsgFs *fs, int fd, const FsgPathState *state, struct stat *st)
   gid_ok = id_mapped (fs->gid_ranges, st->st_gid);
   if (uid_ok && gid_ok)
     return;
-  /* The single caller's credentials: the daemon's, without capabilities. */
-  if (fs->is_root)
+  ok = caller_may_write (fs, fd);
+  if (!ok)
     {
-      struct __user_cap_data_struct none[2];
-
-      if (caps_get (c.saved) < 0)
-        return;
-      memcpy (none, c.saved, sizeof none);
-      none[0].effective = none[1].effective = 0;
-      if (caps_set (none) < 0)
-        return;
-      c.caps = TRUE;
+      /* The parent: given (lookup), or the inode's, kept alive by a pin
+       * taken under the lock (a rename may move the inode meanwhile). */
+      g_mutex_lock (&fs->lock);
+      if (parent == NULL && inode != NULL)
+        parent = inode->parent;
+      if (parent != NULL)
+        parent->pins++;
+      g_mutex_unlock (&fs->lock);
+      if (parent != NULL)
+        {
+          if (parent->kind == FSG_INODE_HOST && (pfd = fsg_inode_pin (fs, parent)) >= 0)
+            {
+              ok = caller_may_write (fs, pfd);
+              fsg_inode_unpin (fs, parent);
+            }
+          fsg_inode_unpin (fs, parent);
+        }
     }
-  r = (int) syscall (SYS_faccessat2, fd, "", W_OK, AT_EACCESS | AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
-  creds_leave (fs, &c);
-  if (r < 0)
+  if (!ok)
     return;
   if (!uid_ok)
     st->st_uid = fs->own_uid;

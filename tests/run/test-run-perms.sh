@@ -8,7 +8,8 @@
 # a directory of the user's whose group is not the user's (unmapped in the
 # sandbox), a group-writable directory of root's through a supplementary
 # group (unmapped too), a mode 0200 file (the writeback cache would read
-# it), a root-owned directory (still refused). As root: access(W_OK) says
+# it), root's file and directory in the user's directory (removable, not
+# writable), a root-owned directory (still refused). As root: access(W_OK) says
 # EROFS in read-only places, as a read-only bind mount does.
 . "$(dirname "$0")/libtest.sh"
 require_fsgate
@@ -32,6 +33,10 @@ echo "append to the 0200 file: $(r sh -c 'printf cd >> wo')"
 echo "read the 0200 file: $(r cat wo)"
 echo "test -w / -r the 0200 file: $(r test -w wo) $(r test -r wo)"
 echo "truncate the 0200 file with O_TRUNC: $(r sh -c 'printf xyz > wo2')"
+echo "write root's 0644 file in own dir: $(r sh -c 'echo x >> rootfile')"
+echo "rename root's 0644 file in own dir: $(r mv rootfile-mv rootfile-moved)"
+echo "remove root's 0644 file in own dir: $(r rm -f rootfile-rm)"
+echo "remove root's empty dir in own dir: $(r rmdir rootempty)"
 EOF
 chmod 0644 "$TESTDIR/probe.sh"
 
@@ -43,6 +48,8 @@ fixture () {
   mkdir "$1/rootdir" && chmod 0755 "$1/rootdir"
   printf 12345 > "$1/wo" && chown $U:$U "$1/wo" && chmod 0200 "$1/wo"
   printf 12345 > "$1/wo2" && chown $U:$U "$1/wo2" && chmod 0200 "$1/wo2"
+  for f in rootfile rootfile-mv rootfile-rm rootdir/inner; do echo root > "$1/$f"; done
+  mkdir "$1/rootempty"
 }
 # What the host has afterwards, without names of the run.
 host_state () {
@@ -87,8 +94,8 @@ else
   # may write shows the user's own group in place of the unmapped root group.
   is "... the directory keeps its group on the host" "$(stat -c %u:%g "$TESTDIR/view/own-rootgrp")" "$U:0"
   out=$(cd "$TESTDIR/view" && unpriv env HOME="$TESTDIR/view" \
-    timeout -k 5 60 "$FSGATE_RUN" -- stat -c %u:%g own-rootgrp rootdir 2>&1)
-  is "... shown inside with the user's group (writable) and the overflow ids (not writable)" \
+    timeout -k 5 60 "$FSGATE_RUN" -- stat -c %u:%g own-rootgrp rootdir/inner 2>&1)
+  is "... shown inside with the user's group (writable) and the overflow ids (neither writable nor removable)" \
     "$out" "$U:$U
 65534:65534"
   out=$(cd "$TESTDIR/view" && unpriv env HOME="$TESTDIR/view" \
