@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Captured output: per-stream head capping, the aggregate of exec-notes §3.5
+ * Captured output: per-stream head capping, the aggregate of both streams
  * (1/3 stdout, 2/3 stderr, unused share given to the other stream) and
  * UTF-8 repair for the JSON report.
  */

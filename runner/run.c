@@ -257,33 +257,12 @@ static void
 daemon_audit (const FsgAuditEvent *event, gpointer user_data)
 {
   int fd = GPOINTER_TO_INT (user_data);
-  g_autoptr(JsonBuilder) b = NULL;
-  g_autoptr(JsonGenerator) gen = NULL;
-  g_autoptr(JsonNode) root = NULL;
   g_autofree char *text = NULL;
   g_autofree char *line = NULL;
 
   if (!event->denied)
     return;
-  b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "source");
-  json_builder_add_string_value (b, "fuse");
-  fsg_json_add_text (b, "operation", event->op ? event->op : "");
-  fsg_json_add_text (b, "path", event->path ? event->path : "");
-  if (event->path2 != NULL)
-    fsg_json_add_text (b, "path2", event->path2);
-  fsg_json_add_text (b, "rule", event->rule ? event->rule : "");
-  json_builder_set_member_name (b, "errno");
-  json_builder_add_int_value (b, event->err);
-  json_builder_set_member_name (b, "pid");
-  json_builder_add_int_value (b, event->pid);
-  fsg_json_add_text (b, "command", event->comm);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  gen = json_generator_new ();
-  json_generator_set_root (gen, root);
-  text = json_generator_to_data (gen, NULL);
+  text = fsg_audit_event_to_json (event, FSG_AUDIT_FORMAT_REPORT);
   line = g_strconcat (text, "\n", NULL);
   g_mutex_lock (&audit_lock);
   fsg_write_all (fd, line, strlen (line));
@@ -467,17 +446,6 @@ family_name (guint64 family)
     }
 }
 
-static char *
-read_comm (pid_t pid)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%d/comm", (int) pid);
-  char *text = NULL;
-
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return NULL;
-  return g_strchomp (text);
-}
-
 static void
 handle_notification (FsgRun *run)
 {
@@ -499,7 +467,7 @@ handle_notification (FsgRun *run)
       return;
     }
   /* Read the caller's name before answering, while it is certainly alive. */
-  comm = read_comm (req->pid);
+  comm = fsg_read_comm (req->pid);
   resp->id = req->id;
   resp->val = 0;
   resp->error = -EACCES; /* the filter only notifies calls it refuses */

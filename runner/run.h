@@ -252,7 +252,7 @@ typedef struct
 void fsg_capture_init (FsgCapture *capture, guint64 cap);
 void fsg_capture_clear (FsgCapture *capture);
 void fsg_capture_append (FsgCapture *capture, const guint8 *buf, gsize len);
-/* exec-notes §3.5: the aggregate keeps up to 1/3 stdout and 2/3 stderr of
+/* The aggregate keeps up to 1/3 stdout and 2/3 stderr of
  * @cap, giving unused share to the other stream. (transfer full) */
 GByteArray *fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap);
 /* Valid UTF-8 with U+FFFD replacements. (transfer full) */

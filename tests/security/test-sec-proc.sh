@@ -6,7 +6,8 @@
 # reach (ptrace, process_vm_readv, pidfd, kill, /proc), leaked fds of every
 # kind are closed, the rest of the new mount API is refused, the old root is
 # gone, host IPC and pathname sockets are unreachable, exit-code spoofing is
-# told apart in the report. Rows of threats.md §7 are named in brackets.
+# told apart in the report. Rows of the threat table in docs/security.md
+# are named in brackets.
 . "$(dirname "$0")/../run/libtest.sh"
 require_fsgate
 
