@@ -471,17 +471,22 @@ static void
 op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  fsg_autopin FsgPin pin = { 0 };
   struct fuse_entry_param e;
   FsgCreds c;
   int r;
 
   /* As the caller: opening @name relative to the parent needs search
    * permission on it, which without default_permissions nothing else
-   * checks. */
+   * checks. The parent's fd is pinned first, with the daemon's own
+   * credentials: reopening an evicted one by file handle needs them. */
   memset (&e, 0, sizeof e);
+  if (fs->host_checks && p->kind == FSG_INODE_HOST && (r = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, r);
   if (fs->host_checks && !creds_enter (fs, req, &c, FALSE))
     return reply_err (req, -EACCES);
-  r = fsg_inode_lookup (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL);
+  r = fsg_inode_lookup (fs, req, p, name, &e, NULL);
   if (fs->host_checks)
     creds_leave (fs, &c);
   entry_for_caller (fs, &e);
