@@ -13,22 +13,30 @@
 #include "fsgate/commands.h"
 #include "policy/policy-cli.h"
 
-/* Parse the POLICY OPTIONS (and --help) of a subcommand. Returns the policy,
- * or NULL with *out_status set. */
+/* Parse the POLICY OPTIONS (and --help) of a subcommand, plus @extra.
+ * @runner_options: list --timeout, --kill-after, --output-cap in --help
+ * (`fsgate policy` prints them; explain accepts them silently).
+ * Returns the policy, or NULL with *out_status set. */
 static FsgPolicy *
 parse_policy_args (const char *name, const char *params, const char *summary,
+                   const GOptionEntry *extra, gboolean runner_options,
                    int *argc, char ***argv, int *out_status)
 {
   g_autoptr(FsgPolicyOptions) opts = fsg_policy_options_new ();
   g_autoptr(GOptionContext) ctx = g_option_context_new (params);
   g_autoptr(GError) error = NULL;
   g_autofree char *prgname = g_strdup_printf ("fsgate %s", name);
+  GOptionGroup *group;
   FsgPolicy *policy;
 
   g_set_prgname (prgname);
   g_option_context_set_summary (ctx, summary);
   g_option_context_set_description (ctx, fsg_policy_options_help ());
-  g_option_context_set_main_group (ctx, fsg_policy_options_group (opts));
+  group = fsg_policy_options_group_full (opts, runner_options ? FSG_POLICY_OPTIONS_ALL
+                                                              : FSG_POLICY_OPTIONS_VIEW);
+  if (extra != NULL)
+    g_option_group_add_entries (group, extra);
+  g_option_context_set_main_group (ctx, group);
   if (!g_option_context_parse (ctx, argc, argv, &error))
     {
       g_printerr ("fsgate %s: %s (see fsgate %s --help)\n", name, error->message, name);
@@ -51,10 +59,19 @@ fsg_cmd_explain (int argc, char **argv)
   g_autoptr(FsgPolicy) policy = NULL;
   g_autofree char *cwd = g_get_current_dir ();
   int status = 0;
+  gboolean mount_view = FALSE;
+  const GOptionEntry extra[] = {
+    { "mount", 0, 0, G_OPTION_ARG_NONE, &mount_view,
+      "Explain the view of `fsgate mount` (the policy alone) instead of fsgate-run's", NULL },
+    G_OPTION_ENTRY_NULL
+  };
 
   policy = parse_policy_args ("explain", "PATH...",
-                              "Print, for each PATH, the decision of the policy (rw, ro, deny or\n"
-                              "absent) and the rule that made it, with where the rule came from.\n"
+                              "Print, for each PATH, what a command run by fsgate-run gets (rw, ro,\n"
+                              "deny or absent) and the rule that made it, with where the rule came\n"
+                              "from. fsgate-run adds its own /proc, a minimal /dev and a private\n"
+                              "/tmp (tmp (private), dev, proc below); --mount explains the view of\n"
+                              "`fsgate mount` instead, which is the policy alone.\n"
                               "\n"
                               "Example:\n"
                               "  $ fsgate explain ~/.ssh/id_rsa src/main.c /etc/passwd\n"
@@ -64,7 +81,7 @@ fsg_cmd_explain (int argc, char **argv)
                               "\n"
                               "Exit status: 0 when every path is rw or ro, 1 when one is deny or\n"
                               "absent, 2 for a bad command line or policy.",
-                              &argc, &argv, &status);
+                              extra, FALSE, &argc, &argv, &status);
   if (policy == NULL)
     return status;
   if (argc < 2)
@@ -76,10 +93,13 @@ fsg_cmd_explain (int argc, char **argv)
     {
       g_autofree char *path = g_canonicalize_filename (argv[i], cwd);
       FsgPathState state = fsg_policy_decide (policy, path);
-      g_autofree char *why = fsg_path_state_describe (policy, &state);
+      g_autofree char *why = NULL;
+      FsgAccess access = state.access;
 
-      printf ("%-6s  %s  %s\n", fsg_access_to_string (state.access), path, why);
-      if (state.access < FSG_ACCESS_RO)
+      if (mount_view || !fsg_policy_run_place (policy, path, &access, &why))
+        why = fsg_path_state_describe (policy, &state);
+      printf ("%-6s  %s  %s\n", fsg_access_to_string (access), path, why);
+      if (access < FSG_ACCESS_RO)
         status = 1;
     }
   return status;
@@ -99,7 +119,7 @@ fsg_cmd_policy (int argc, char **argv)
                               "Example:\n"
                               "  $ fsgate policy --rw ~/.cache/pip > agent.ini\n"
                               "  $ fsgate explain --profile none --policy agent.ini ~/.cache/pip/x",
-                              &argc, &argv, &status);
+                              NULL, TRUE, &argc, &argv, &status);
   if (policy == NULL)
     return status;
   if (argc > 1)

@@ -289,7 +289,7 @@ fsg_cmd_mount (int argc, char **argv)
   int pipefd[2];
   pid_t pid;
   GOptionEntry entries[] = {
-    { "audit-log", 0, 0, G_OPTION_ARG_FILENAME, &audit_log, "Append audit events as JSON Lines to FILE", "FILE" },
+    { "audit-log", 0, 0, G_OPTION_ARG_FILENAME, &audit_log, "Append audit events as JSON Lines to FILE ('-': standard output)", "FILE" },
     { "audit", 0, 0, G_OPTION_ARG_STRING, &audit, "Record denials only (default) or all opens and changes too", "denied|all" },
     { "xattr", 0, 0, G_OPTION_ARG_NONE, &xattr, "Support user.* extended attributes (costs a round trip per write)", NULL },
     { "host-checks", 0, 0, G_OPTION_ARG_NONE, &host_checks,
@@ -304,7 +304,7 @@ fsg_cmd_mount (int argc, char **argv)
 
   g_set_prgname ("fsgate mount");
   ctx = g_option_context_new ("MOUNTPOINT - mount the policy view");
-  g_option_context_set_main_group (ctx, fsg_policy_options_group (popts));
+  g_option_context_set_main_group (ctx, fsg_policy_options_group_full (popts, FSG_POLICY_OPTIONS_MOUNT));
   g_option_context_add_main_entries (ctx, entries, NULL);
   description = g_strconcat (EXAMPLE, "\n", fsg_policy_options_help (), NULL);
   g_option_context_set_description (ctx, description);
@@ -334,7 +334,18 @@ fsg_cmd_mount (int argc, char **argv)
   if (!check_dev_fuse ())
     return FSG_EXIT_SETUP;
 
-  if (audit_log != NULL)
+  if (audit_log != NULL && strcmp (audit_log, "-") == 0)
+    {
+      /* standard output, like --json - of fsgate-run; a copy, so it stays
+       * the caller's stdout after the daemon detaches */
+      audit_fd = fcntl (STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+      if (audit_fd < 0)
+        {
+          g_printerr ("fsgate mount: --audit-log -: standard output: %s\n", g_strerror (errno));
+          return FSG_EXIT_SETUP;
+        }
+    }
+  else if (audit_log != NULL)
     {
       audit_fd = open (audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
       if (audit_fd < 0)

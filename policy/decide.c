@@ -130,6 +130,33 @@ node_step_star (FsgPolicy *policy, FsgNode *node)
   return node->star;
 }
 
+static FsgNode *
+node_step_pkg_star (FsgPolicy *policy, FsgNode *node)
+{
+  if (node->recursive && node->pkg_pruned)
+    return node;
+  if (node->pkg_star == NULL)
+    {
+      node->pkg_star = node_new (policy);
+      node->pkg_star->recursive = TRUE;
+      node->pkg_star->pkg_pruned = TRUE;
+    }
+  return node->pkg_star;
+}
+
+gboolean
+fsg_policy_is_package_tree (const char *name)
+{
+  return strcmp (name, "site-packages") == 0 || strcmp (name, "dist-packages") == 0 ||
+         strcmp (name, "node_modules") == 0;
+}
+
+static gboolean
+is_star (const char *comp)
+{
+  return strcmp (comp, "**") == 0 || strcmp (comp, FSG_COMP_PKG_STAR) == 0;
+}
+
 /* Walk (creating) the nodes for @comps from @start. Roots and aliases are
  * literal paths (@is_root): their names never act as globs. */
 static FsgNode *
@@ -149,6 +176,8 @@ add_chain (FsgPolicy *policy, FsgNode *start, char **comps, gboolean is_root)
         }
       else if (strcmp (c, "**") == 0)
         node = node_step_star (policy, node);
+      else if (strcmp (c, FSG_COMP_PKG_STAR) == 0)
+        node = node_step_pkg_star (policy, node);
       else if (fsg_glob_has_magic (c))
         node = node_step_glob (policy, node, c);
       else
@@ -261,6 +290,8 @@ set_add (FsgNode **nodes, guint *n, guint cap, FsgNode **heap, FsgNode *node)
           else
             *heap = node; /* overflow marker, see step() */
         }
+      if (node->pkg_star != NULL)
+        set_add (nodes, n, cap, heap, node->pkg_star);
       if (node->star == NULL)
         return;
       node = node->star;
@@ -449,7 +480,7 @@ step (const FsgPolicy *policy, const FsgNodeSet *set, const char *name,
       {
         FsgNode *node = set->nodes[i];
         step_node (node, name, len, nodes, n, cap, &overflow);
-        if (node->recursive)
+        if (node->recursive && !(node->pkg_pruned && fsg_policy_is_package_tree (name)))
           set_add (nodes, n, cap, &overflow, node);
       }
   step_node (policy->floating, name, len, nodes, n, cap, &overflow);
@@ -691,11 +722,17 @@ comps_match (char *const *pat, guint m, char *const *names, guint n)
 {
   if (m == 0)
     return n == 0;
-  if (strcmp (pat[0], "**") == 0)
+  if (is_star (pat[0]))
     {
+      gboolean pruned = strcmp (pat[0], FSG_COMP_PKG_STAR) == 0;
+
       for (guint k = 0; k <= n; k++)
-        if (comps_match (pat + 1, m - 1, names + k, n - k))
-          return TRUE;
+        {
+          if (k > 0 && pruned && fsg_policy_is_package_tree (names[k - 1]))
+            break;
+          if (comps_match (pat + 1, m - 1, names + k, n - k))
+            return TRUE;
+        }
       return FALSE;
     }
   if (n == 0)
@@ -741,7 +778,7 @@ rule_position_here (const FsgRuleImpl *rule, char *const *names, guint k)
       guint m = strv_len0 (comps);
 
       for (guint j = 1; j <= m; j++)
-        if (strcmp (comps[j - 1], "**") != 0 && comps_match (comps, j, names, k))
+        if (!is_star (comps[j - 1]) && comps_match (comps, j, names, k))
           return TRUE;
     }
   return FALSE;

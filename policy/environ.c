@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The environment of the sandboxed command: start from the caller's
- * variables as `inherit` says, drop the excluded names (by default any name
- * containing KEY, SECRET or TOKEN), keep only `include-only` names when that
+ * variables as `inherit` says (by default all of them), drop the excluded
+ * names (always any name containing KEY, SECRET, TOKEN, PASSWORD or
+ * CREDENTIAL, in any case), keep only `include-only` names when that
  * list is given, then add the `set` pairs, which always win.
  */
 #include "config.h"
@@ -15,12 +16,13 @@ const char *const fsg_env_core_names[] = {
   "HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "TMPDIR", "TZ", NULL,
 };
 
-const char *const fsg_env_default_excludes[] = { "*KEY*", "*SECRET*", "*TOKEN*", NULL };
+const char *const fsg_env_default_excludes[] = { "*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*",
+                                                 "*CREDENTIAL*", NULL };
 
 void
 fsg_env_policy_init (FsgEnvPolicy *env)
 {
-  env->inherit = FSG_ENV_INHERIT_CORE;
+  env->inherit = FSG_ENV_INHERIT_ALL;
   env->exclude = g_ptr_array_new_with_free_func (g_free);
   env->include_only = g_ptr_array_new_with_free_func (g_free);
   env->set = g_ptr_array_new_with_free_func (g_free);
@@ -45,8 +47,29 @@ matches_any (const char *name, const char *const *globs, guint n)
   return FALSE;
 }
 
+static gboolean
+set_by_policy (const FsgEnvPolicy *env, const char *name)
+{
+  gsize len = strlen (name);
+
+  for (guint i = 0; i < env->set->len; i++)
+    {
+      const char *pair = env->set->pdata[i];
+      if (strncmp (pair, name, len) == 0 && pair[len] == '=')
+        return TRUE;
+    }
+  return FALSE;
+}
+
 char **
 fsg_policy_build_environ (const FsgPolicy *policy, const char *const *envp)
+{
+  return fsg_policy_build_environ_full (policy, envp, NULL);
+}
+
+char **
+fsg_policy_build_environ_full (const FsgPolicy *policy, const char *const *envp,
+                               GPtrArray *dropped)
 {
   const FsgEnvPolicy *env = &policy->env;
   g_autoptr(GHashTable) out = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -71,11 +94,14 @@ fsg_policy_build_environ (const FsgPolicy *policy, const char *const *envp)
           if (!core)
             continue;
         }
-      if (matches_any (name, (const char *const *) env->exclude->pdata, env->exclude->len))
-        continue;
-      if (env->include_only->len > 0 &&
-          !matches_any (name, (const char *const *) env->include_only->pdata, env->include_only->len))
-        continue;
+      if (matches_any (name, (const char *const *) env->exclude->pdata, env->exclude->len) ||
+          (env->include_only->len > 0 &&
+           !matches_any (name, (const char *const *) env->include_only->pdata, env->include_only->len)))
+        {
+          if (dropped != NULL && !set_by_policy (env, name))
+            g_ptr_array_add (dropped, g_strdup (name));
+          continue;
+        }
       if (!g_hash_table_contains (out, name))
         g_ptr_array_add (order, g_strdup (name));
       g_hash_table_replace (out, g_steal_pointer (&name), g_strdup (eq + 1));

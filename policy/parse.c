@@ -148,6 +148,7 @@ static const SchemaKey schema[] = {
   { "filesystem", "readonly", TRUE },
   { "filesystem", "deny-read", TRUE },
   { "filesystem", "deny-write", TRUE },
+  { "filesystem", "secret-names", TRUE },
   { "filesystem", "hide-denied", FALSE },
   { "network", "allow", FALSE },
   { "process", "timeout", FALSE },
@@ -338,16 +339,29 @@ too_big:
   return FALSE;
 }
 
+/* Booleans as people write them in INI files, in any case. */
+#define BOOL_WORDS "true, false, yes, no, on, off, 1, 0 (in any case)"
+
 static gboolean
 parse_bool (const char *text, gboolean *out)
 {
-  if (g_strcmp0 (text, "true") == 0 || g_strcmp0 (text, "yes") == 0 || g_strcmp0 (text, "1") == 0)
-    *out = TRUE;
-  else if (g_strcmp0 (text, "false") == 0 || g_strcmp0 (text, "no") == 0 || g_strcmp0 (text, "0") == 0)
-    *out = FALSE;
-  else
-    return FALSE;
-  return TRUE;
+  static const char *const yes[] = { "true", "yes", "on", "1" };
+  static const char *const no[] = { "false", "no", "off", "0" };
+
+  for (guint i = 0; text != NULL && i < G_N_ELEMENTS (yes); i++)
+    {
+      if (g_ascii_strcasecmp (text, yes[i]) == 0)
+        {
+          *out = TRUE;
+          return TRUE;
+        }
+      if (g_ascii_strcasecmp (text, no[i]) == 0)
+        {
+          *out = FALSE;
+          return TRUE;
+        }
+    }
+  return FALSE;
 }
 
 static gboolean
@@ -382,7 +396,7 @@ expand (FsgPolicyBuilder *b, const char *value, gboolean escape, gboolean *out_o
         gboolean *out_skip, GError **error)
 {
   GString *s = g_string_new (NULL);
-  const char *p = value;
+  const char *p = value, *start;
 
   *out_optional = FALSE;
   *out_skip = FALSE;
@@ -396,12 +410,29 @@ expand (FsgPolicyBuilder *b, const char *value, gboolean escape, gboolean *out_o
       append_value (s, b->home, escape);
       p++;
     }
+  start = p;
   while (*p)
     {
       if (p[0] == '$' && p[1] == '$')
         {
           g_string_append_c (s, '$');
           p += 2;
+        }
+      else if (p == start && p[0] == '$' && (g_ascii_isalpha (p[1]) || p[1] == '_'))
+        {
+          /* "$HOME/x" would otherwise be a relative path; elsewhere a '$'
+           * not followed by '{' is literal ("a$b") */
+          gsize n = 1;
+          g_autofree char *name = NULL;
+
+          while (g_ascii_isalnum (p[n]) || p[n] == '_')
+            n++;
+          name = g_strndup (p + 1, n - 1);
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                       "'%s': write '${%s}' with braces (known: ${CWD}, ${HOME}, "
+                       "${XDG_RUNTIME_DIR}; '$$' is a literal '$')", value, name);
+          g_string_free (s, TRUE);
+          return NULL;
         }
       else if (p[0] == '$' && p[1] == '{')
         {
@@ -715,7 +746,7 @@ check_setting (const char *key, const char *value, const char *where, GError **e
       if (!parse_bool (value, &bval))
         {
           g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
-                       "%s: '%s' is not a boolean (true or false)", where, value);
+                       "%s: '%s' is not a boolean (accepted: " BOOL_WORDS ")", where, value);
           return FALSE;
         }
     }
@@ -1032,6 +1063,32 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
                 }
             }
         }
+      else if (strcmp (kl->key, "secret-names") == 0)
+        {
+          for (guint j = 0; values[j]; j++)
+            {
+              g_autoptr(GError) gerr = NULL;
+
+              g_strstrip (values[j]);
+              if (values[j][0] == '\0')
+                continue;
+              if (strchr (values[j], '/') != NULL || strcmp (values[j], "**") == 0)
+                {
+                  g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                               "%s: '%s' is not a file name glob (no '/': the name is denied "
+                               "at any depth under ~, /root, /tmp and every writable root; "
+                               "use deny-read for paths)", where, values[j]);
+                  return FALSE;
+                }
+              if (!fsg_glob_validate (values[j], &gerr))
+                {
+                  g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                               "%s: pattern '%s': %s", where, values[j], gerr->message);
+                  return FALSE;
+                }
+              g_ptr_array_add (out, entry_new_setting (kl->key, values[j], origin, okind));
+            }
+        }
       else if (strcmp (kl->group, "filesystem") == 0 && sk->list)
         {
           FsgRuleKind kind = strcmp (kl->key, "writable") == 0   ? FSG_RULE_WRITABLE
@@ -1275,6 +1332,7 @@ rule_impl_free (gpointer data)
   g_free (r->alias_path);
   g_strfreev (r->alias_comps);
   g_free (r->alias_target);
+  g_free (r->secret_name);
   g_free (r);
 }
 
@@ -1383,6 +1441,114 @@ apply_entries (FsgPolicy *policy, GPtrArray *entries, GError **error)
   return TRUE;
 }
 
+/* Where secrets live: the home directory, /root, /tmp and every writable
+ * root of any layer, without one that another contains. Not the system
+ * trees, whose *.pem and *.key are public (trust stores, bundled CA files). */
+static GPtrArray *
+secret_scopes (FsgPolicyBuilder *b, GPtrArray *const *layers, guint n_layers)
+{
+  g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+
+  if (strcmp (b->home, "/") != 0)
+    g_ptr_array_add (all, g_strdup (b->home));
+  g_ptr_array_add (all, g_strdup ("/root"));
+  g_ptr_array_add (all, g_strdup ("/tmp"));
+  for (guint l = 0; l < n_layers; l++)
+    for (guint i = 0; i < layers[l]->len; i++)
+      {
+        const Entry *e = layers[l]->pdata[i];
+        char *real;
+
+        if (e->is_setting || e->kind != FSG_RULE_WRITABLE)
+          continue;
+        real = realpath (e->value, NULL);
+        if (real != NULL)
+          g_ptr_array_add (all, real);
+      }
+  for (guint i = 0; i < all->len; i++)
+    {
+      const char *s = all->pdata[i];
+      gboolean covered = FALSE;
+
+      for (guint j = 0; j < all->len && !covered; j++)
+        {
+          const char *t = all->pdata[j];
+          gsize tl = strlen (t);
+
+          if (i == j)
+            continue;
+          /* t contains s; of two equal scopes keep the first */
+          if (strcmp (s, t) == 0)
+            covered = j < i;
+          else if (strcmp (t, "/") == 0 || (strncmp (s, t, tl) == 0 && s[tl] == '/'))
+            covered = TRUE;
+        }
+      if (!covered)
+        g_ptr_array_add (out, g_strdup (s));
+    }
+  return out;
+}
+
+/* `secret-names` of one layer: each name becomes an anchored deny-read rule
+ * SCOPE/ ** /NAME for every scope, whose "**" does not enter package trees
+ * (site-packages, dist-packages, node_modules: certifi's cacert.pem, test
+ * keys of installed packages). */
+static gboolean
+apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GError **error)
+{
+  for (guint i = 0; i < entries->len; i++)
+    {
+      const Entry *e = entries->pdata[i];
+
+      if (!e->is_setting || strcmp (e->key, "secret-names") != 0)
+        continue;
+      for (guint k = 0; k < scopes->len; k++)
+        {
+          const char *scope = scopes->pdata[k];
+          gboolean top = strcmp (scope, "/") == 0;
+          g_autofree char *esc = fsg_glob_escape (scope);
+          g_autofree char *pat = g_strconcat (top ? "" : esc, "/**/", e->value, NULL);
+          g_autofree char *written = g_strconcat (top ? "" : scope, "/**/", e->value, NULL);
+          g_autofree char *norm = NULL;
+          g_autoptr(GError) local = NULL;
+          gboolean anchored = TRUE;
+          Entry rule = { 0 };
+
+          norm = normalise_pattern (pat, &anchored, &local);
+          if (norm == NULL)
+            {
+              g_set_error (error, FSG_POLICY_ERROR, local->code, "%s: secret-names: %s",
+                           e->origin, local->message);
+              return FALSE;
+            }
+          rule.kind = FSG_RULE_DENY_READ;
+          rule.value = norm;
+          rule.written = written;
+          rule.anchored = anchored;
+          rule.origin = e->origin;
+          rule.origin_kind = e->origin_kind;
+          if (!apply_rule (policy, &rule, error))
+            return FALSE;
+          /* the "**" after the scope does not go into package trees */
+          {
+            FsgRuleImpl *r = policy->rules->pdata[policy->rules->len - 1];
+            char **lists[] = { r->comps, r->comps_canon };
+
+            r->secret_name = g_strdup (e->value);
+            for (guint v = 0; v < G_N_ELEMENTS (lists); v++)
+              for (guint c = 0; lists[v] != NULL && lists[v][c] != NULL; c++)
+                if (strcmp (lists[v][c], "**") == 0)
+                  {
+                    g_free (lists[v][c]);
+                    lists[v][c] = g_strdup (FSG_COMP_PKG_STAR);
+                  }
+          }
+        }
+    }
+  return TRUE;
+}
+
 FsgPolicy *
 fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
 {
@@ -1402,10 +1568,15 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
   if (!parse_text (b, profile, NULL, fsg_policy_profile_text (profile), -1, FSG_ORIGIN_PROFILE,
                    profile, 0, profile_entries, error))
     return NULL;
-  if (!apply_entries (policy, profile_entries, error) ||
-      !apply_entries (policy, b->file_entries, error) ||
-      !apply_entries (policy, b->cli_entries, error))
-    return NULL;
+  {
+    GPtrArray *layers[] = { profile_entries, b->file_entries, b->cli_entries };
+    g_autoptr(GPtrArray) scopes = secret_scopes (b, layers, G_N_ELEMENTS (layers));
+
+    for (guint l = 0; l < G_N_ELEMENTS (layers); l++)
+      if (!apply_entries (policy, layers[l], error) ||
+          !apply_secret_names (policy, layers[l], scopes, error))
+        return NULL;
+  }
 
   policy->pub_rules = g_new0 (const FsgRule *, policy->rules->len + 1);
   for (guint i = 0; i < policy->rules->len; i++)

@@ -76,7 +76,13 @@ on_option (const char *option_name, const char *value, gpointer data, GError **e
 GOptionGroup *
 fsg_policy_options_group (FsgPolicyOptions *opts)
 {
-  static const GOptionEntry entries[] = {
+  return fsg_policy_options_group_full (opts, FSG_POLICY_OPTIONS_ALL);
+}
+
+GOptionGroup *
+fsg_policy_options_group_full (FsgPolicyOptions *opts, FsgPolicyOptionsSet set)
+{
+  GOptionEntry entries[] = {
     { "profile", 0, 0, G_OPTION_ARG_CALLBACK, on_option,
       "Base profile: workspace-write (default), read-only, none", "NAME" },
     { "policy", 'p', 0, G_OPTION_ARG_CALLBACK, on_option,
@@ -104,6 +110,16 @@ fsg_policy_options_group (FsgPolicyOptions *opts)
   GOptionGroup *group = g_option_group_new ("policy", "Policy options:",
                                             "Show policy options", opts, NULL);
 
+  for (guint i = 0; entries[i].long_name != NULL; i++)
+    {
+      const char *n = entries[i].long_name;
+      gboolean run_only = strcmp (n, "timeout") == 0 || strcmp (n, "kill-after") == 0 ||
+                          strcmp (n, "output-cap") == 0;
+      gboolean net = strcmp (n, "net") == 0 || strcmp (n, "no-net") == 0;
+
+      if ((set != FSG_POLICY_OPTIONS_ALL && run_only) || (set == FSG_POLICY_OPTIONS_MOUNT && net))
+        entries[i].flags |= G_OPTION_FLAG_HIDDEN;
+    }
   g_option_group_add_entries (group, entries);
   return group;
 }

@@ -22,6 +22,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgPolicyOptions, fsg_policy_options_free)
  * group). @opts must outlive the context. (transfer full) */
 GOptionGroup *fsg_policy_options_group (FsgPolicyOptions *opts);
 
+typedef enum
+{
+  FSG_POLICY_OPTIONS_ALL,   /* fsgate-run, fsgate policy: every option in --help */
+  FSG_POLICY_OPTIONS_VIEW,  /* fsgate explain: the run-only ones (--timeout,
+                             * --kill-after, --output-cap) accepted but not listed */
+  FSG_POLICY_OPTIONS_MOUNT, /* fsgate mount: --net/--no-net not listed either */
+} FsgPolicyOptionsSet;
+
+/* The same group, listing in --help only the options that mean something
+ * to the tool. (transfer full) */
+GOptionGroup *fsg_policy_options_group_full (FsgPolicyOptions *opts, FsgPolicyOptionsSet set);
+
 /* Text for --help describing the policy options and profiles. (transfer none) */
 const char *fsg_policy_options_help (void);
 

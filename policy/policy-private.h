@@ -74,7 +74,20 @@ typedef struct
   char *alias_path;
   char **alias_comps;
   char *alias_target;
+  /* A rule made from `secret-names`: the name (its "**" is a package-tree
+   * star, FSG_COMP_PKG_STAR); NULL for others. */
+  char *secret_name;
 } FsgRuleImpl;
+
+/* A component of a rule's comps: like "**", any number of names, but none
+ * of them a package tree (fsg_policy_is_package_tree()). Never produced by
+ * parsing a pattern (no component contains '/'). */
+#define FSG_COMP_PKG_STAR "/**"
+
+/* Directories that hold installed packages (site-packages, dist-packages,
+ * node_modules): public CA bundles and test keys live there, so
+ * secret-names do not descend into them. */
+gboolean fsg_policy_is_package_tree (const char *name);
 
 struct _FsgNodeSet
 {
@@ -109,6 +122,8 @@ struct _FsgNode
   GPtrArray *globs;        /* FsgGlobEdge*, or NULL */
   FsgGlobIndex *index;     /* for nodes with many globs, else NULL */
   FsgNode *star;           /* node entered by "**" (also by epsilon) */
+  FsgNode *pkg_star;       /* node entered by FSG_COMP_PKG_STAR (also by epsilon) */
+  gboolean pkg_pruned;     /* recursive, but not through package trees */
   const FsgRuleImpl *root;       /* root ending here (the last one added wins) */
   const FsgRuleImpl *alias;      /* alias symlink ending here */
   const FsgRuleImpl *below_root; /* lowest-index root at or below (literal chain) */

@@ -117,6 +117,7 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   g_autoptr(GPtrArray) exclude = g_ptr_array_new ();
   g_autoptr(GPtrArray) include_only = g_ptr_array_new ();
   g_autoptr(GPtrArray) set = g_ptr_array_new ();
+  g_autoptr(GPtrArray) secret_names = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *timeout = format_duration (policy->timeout_ms);
   g_autofree char *kill_after = format_duration (policy->kill_after_ms);
   g_autofree char *cap = format_size (policy->output_cap);
@@ -132,6 +133,16 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
       const char *written;
       gboolean shadowed = FALSE;
 
+      if (r->secret_name != NULL)
+        {
+          /* printed back as the name: parsing derives the same rules */
+          gboolean seen = FALSE;
+          for (guint j = 0; j < secret_names->len && !seen; j++)
+            seen = strcmp (secret_names->pdata[j], r->secret_name) == 0;
+          if (!seen)
+            g_ptr_array_add (secret_names, escape_value (r->secret_name));
+          continue;
+        }
       if (r->pub.kind == FSG_RULE_WRITABLE || r->pub.kind == FSG_RULE_READONLY)
         {
           /* of two roots at one path the later decides; print only that one */
@@ -163,6 +174,7 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   set_list (kf, "filesystem", "writable", lists[FSG_RULE_WRITABLE]);
   set_list (kf, "filesystem", "deny-read", lists[FSG_RULE_DENY_READ]);
   set_list (kf, "filesystem", "deny-write", lists[FSG_RULE_DENY_WRITE]);
+  set_list (kf, "filesystem", "secret-names", secret_names);
   g_key_file_set_string (kf, "filesystem", "hide-denied", policy->hide_denied ? "true" : "false");
   g_key_file_set_string (kf, "network", "allow", policy->network ? "true" : "false");
   g_key_file_set_string (kf, "process", "timeout", timeout);

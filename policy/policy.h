@@ -212,10 +212,37 @@ const char *fsg_policy_profile (const FsgPolicy *policy);   /* base profile name
  * [environment] rules (without the FSGATE_SANDBOX* markers, which the runner
  * adds). (transfer full) */
 char **fsg_policy_build_environ (const FsgPolicy *policy, const char *const *envp);
+/* The same; when @dropped is not NULL, the names of inherited variables that
+ * `exclude` or `include-only` dropped are appended to it (g_free'd strings).
+ * Names that `set` gives a value again are not listed. */
+char **fsg_policy_build_environ_full (const FsgPolicy *policy, const char *const *envp,
+                                      GPtrArray *dropped);
 
 /* The effective policy as a key file that parses back to the same policy
  * (with `profile = none`). (transfer full) */
 char *fsg_policy_to_keyfile (const FsgPolicy *policy);
+
+/* ---- What fsgate-run adds to the view (runview.c) ---------------------- */
+
+/* TRUE when fsgate-run gives the command a private tmpfs at /tmp: unless
+ * the policy has a root at /tmp itself or makes /tmp writable. */
+gboolean fsg_policy_run_private_tmp (const FsgPolicy *policy);
+/* The roots strictly below /tmp, without those inside another one: with a
+ * private /tmp, fsgate-run shows them at their paths on top of the tmpfs.
+ * (transfer full) NULL-terminated. */
+char **fsg_policy_run_tmp_roots (const FsgPolicy *policy);
+/* With the network allowed, when @resolv_conf ("/etc/resolv.conf") is a
+ * symlink whose target lies in a denied directory (/run on systemd-resolved
+ * hosts): the target as the view spells it, the shallowest denied directory
+ * on its way (where fsgate-run mounts a read-only tmpfs holding only that
+ * file), and the host file to show there. FALSE when nothing is needed. */
+gboolean fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf,
+                                  char **out_target, char **out_top, char **out_real);
+/* For a path where fsgate-run, not the policy, decides (/proc, /dev, a
+ * private /tmp, the resolver directory): TRUE, with the access the command
+ * gets and why. (out_why: transfer full) */
+gboolean fsg_policy_run_place (const FsgPolicy *policy, const char *path,
+                               FsgAccess *out_access, char **out_why);
 
 /* ---- Explaining -------------------------------------------------------- */
 

@@ -10,12 +10,26 @@
 
 #include <string.h>
 
-/* Secrets and host daemon sockets denied by every filesystem profile. */
+/* Secrets and host daemon sockets denied by every filesystem profile.
+ * Secret file names (secret-names) are denied where secrets live: the home
+ * directory, /root, /tmp and every writable root, not in the system trees,
+ * whose *.pem and *.key are public trust stores (/etc/ssl/certs,
+ * /usr/share/ca-certificates, certifi's cacert.pem). */
 #define SECRETS_DENY_READ                                                        \
-  "deny-read = /proc;/sys;/dev;/run;/var/run;?${XDG_RUNTIME_DIR};"               \
+  "# Host daemon sockets and runtime state, credential stores of the home\n"    \
+  "# directory and the host's own secrets.\n"                                   \
+  "deny-read = /proc;/sys;/dev;/run;/var/run/*;?${XDG_RUNTIME_DIR};"               \
   "~/.ssh;~/.gnupg;~/.aws;~/.azure;~/.kube;~/.config/gcloud;~/.docker;"         \
+  "~/.config/containers/auth.json;"                                              \
   "~/.netrc;~/.git-credentials;~/.pypirc;/etc/shadow;/etc/gshadow;"              \
-  ".env;.env.*;*.pem;*.key;id_rsa*;id_ed25519*;id_ecdsa*\n"
+  "/etc/ssh/ssh_host_*_key;/etc/ssl/private;/etc/kubernetes/admin.conf;"         \
+  "/etc/containers/auth.json\n"                                                 \
+  "# Denied at any depth under ~, /root, /tmp and every writable root: keys,\n" \
+  "# dotenv files, shell and REPL histories, editor backups of those.\n"        \
+  "secret-names = .env;.env.*;*.pem;*.key;id_rsa*;id_ed25519*;id_ecdsa*;"       \
+  "id_dsa*;.env~;*.pem~;*.key~;.*.pem.sw?;.*.key.sw?;..env.sw?;"                 \
+  ".bash_history;.zsh_history;.python_history;.psql_history;.mysql_history;"    \
+  ".sqlite_history;.node_repl_history\n"
 
 #define COMMON_TAIL                                                              \
   "# Git hooks and config stay read-only, so `git commit` works but nothing\n"   \
@@ -26,7 +40,7 @@
   "allow = false\n"                                                              \
   "\n"                                                                           \
   "[environment]\n"                                                              \
-  "inherit = core\n"
+  "inherit = all\n"
 
 static const struct
 {
@@ -41,6 +55,11 @@ static const struct
     "# The host read-only, the current directory writable, secrets and host\n"
     "# daemon sockets denied, no network. fsgate-run adds its own /proc, /dev\n"
     "# and a private /tmp.\n"
+    "# A copy of this file is a complete policy: it names the empty base\n"
+    "# profile, so `fsgate-run -p copy.ini` applies exactly these rules.\n"
+    "[policy]\n"
+    "profile = none\n"
+    "\n"
     "[filesystem]\n"
     "readonly = /\n"
     "writable = ${CWD}\n" SECRETS_DENY_READ COMMON_TAIL,
@@ -50,6 +69,11 @@ static const struct
     "like workspace-write, with the current directory read-only too",
     "# fsgate profile read-only\n"
     "# As workspace-write, but nothing is writable.\n"
+    "# A copy of this file is a complete policy: it names the empty base\n"
+    "# profile, so `fsgate-run -p copy.ini` applies exactly these rules.\n"
+    "[policy]\n"
+    "profile = none\n"
+    "\n"
     "[filesystem]\n"
     "readonly = /\n" SECRETS_DENY_READ COMMON_TAIL,
   },
@@ -57,7 +81,9 @@ static const struct
     "none",
     "the empty policy: nothing in the view, no network",
     "# fsgate profile none: the empty policy. Add roots with --rw/--ro or a\n"
-    "# policy file.\n",
+    "# policy file.\n"
+    "[policy]\n"
+    "profile = none\n",
   },
 };
 

@@ -64,7 +64,7 @@ main (int argc, char **argv)
   g_autofree char *cwd = NULL;
   g_autofree char *json_path = NULL;
   g_autofree char *description = NULL;
-  gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE;
+  gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE, quiet = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
   GOptionEntry entries[] = {
@@ -78,7 +78,10 @@ main (int argc, char **argv)
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
       "Check whether this system can run sandboxed commands, and what to change", NULL },
-    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Print timings and the reason of the exit", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
+      "Print timings, the reason of the exit and the environment variables dropped", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+      "No summary of denials on stderr after the run", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
     { NULL }
   };
@@ -145,6 +148,12 @@ main (int argc, char **argv)
     ro.argv = argv + first;
   }
 
+  if (capture && json_path == NULL)
+    {
+      g_printerr ("fsgate-run: --capture keeps the output for the report: add --json FILE "
+                  "(or --json - for stdout)\n");
+      return FSG_EXIT_USAGE;
+    }
   /* A report that cannot be written is known before anything runs: the
    * command must not run only for its status to be lost (and turned into 125). */
   if (json_path != NULL && !g_str_equal (json_path, "-"))
@@ -195,6 +204,7 @@ main (int argc, char **argv)
   ro.capture = capture;
   ro.pass_fds = opt_pass_fds;
   ro.verbose = verbose ? 1 : 0;
+  ro.quiet = quiet;
   if (g_getenv ("FSGATE_RUN_DEBUG") != NULL)
     ro.verbose = 2;
 

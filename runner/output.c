@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Captured output: per-stream head capping, the aggregate of both streams
+ * Captured output: per-stream capping that keeps the head and the tail
+ * with a marker saying how much was dropped in between, the aggregate of
+ * both streams
  * (1/3 stdout, 2/3 stderr, unused share given to the other stream) and
  * UTF-8 repair for the JSON report.
  */
@@ -8,29 +10,99 @@
 
 #include "runner/run.h"
 
+#include <string.h>
+
 void
 fsg_capture_init (FsgCapture *capture, guint64 cap)
 {
   capture->data = g_byte_array_new ();
+  capture->tail = g_byte_array_new ();
   capture->cap = cap;
   capture->dropped = 0;
+  capture->finished = FALSE;
 }
 
 void
 fsg_capture_clear (FsgCapture *capture)
 {
   g_clear_pointer (&capture->data, g_byte_array_unref);
+  g_clear_pointer (&capture->tail, g_byte_array_unref);
+}
+
+/* The head gets the first half of the cap, the tail the last half: a CI
+ * failure is at the end of the log (issue 12). */
+static guint64
+head_cap (const FsgCapture *capture)
+{
+  return capture->cap - capture->cap / 2;
+}
+
+static void
+trim_tail (FsgCapture *capture, guint64 keep)
+{
+  if (capture->tail->len > keep)
+    {
+      guint64 excess = capture->tail->len - keep;
+      g_byte_array_remove_range (capture->tail, 0, (guint) excess);
+      capture->dropped += excess;
+    }
 }
 
 void
 fsg_capture_append (FsgCapture *capture, const guint8 *buf, gsize len)
 {
-  guint64 room = capture->cap > capture->data->len ? capture->cap - capture->data->len : 0;
+  guint64 hcap = head_cap (capture);
+  guint64 room = hcap > capture->data->len ? hcap - capture->data->len : 0;
   gsize take = MIN (room, (guint64) len);
+  guint64 tcap = capture->cap / 2;
 
   if (take > 0)
     g_byte_array_append (capture->data, buf, take);
-  capture->dropped += len - take;
+  if (len == take)
+    return;
+  if (tcap == 0)
+    {
+      capture->dropped += len - take;
+      return;
+    }
+  g_byte_array_append (capture->tail, buf + take, len - take);
+  /* trim in batches: each trim moves the whole tail */
+  if (capture->tail->len > tcap + MAX (tcap, 65536))
+    trim_tail (capture, tcap);
+}
+
+void
+fsg_capture_finish (FsgCapture *capture)
+{
+  if (capture->finished)
+    return;
+  capture->finished = TRUE;
+  trim_tail (capture, capture->cap / 2);
+  if (capture->dropped > 0)
+    {
+      g_autofree char *marker = g_strdup_printf ("\n[fsgate-run: %" G_GUINT64_FORMAT
+                                                 " bytes dropped here; the first and last "
+                                                 "%" G_GUINT64_FORMAT " bytes are kept (--output-cap)]\n",
+                                                 capture->dropped, capture->cap / 2);
+      g_byte_array_append (capture->data, (const guint8 *) marker, strlen (marker));
+    }
+  g_byte_array_append (capture->data, capture->tail->data, capture->tail->len);
+  g_byte_array_set_size (capture->tail, 0);
+}
+
+/* @take bytes of @from: all of it, or its first and last halves. */
+static void
+append_ends (GByteArray *to, const GByteArray *from, guint64 take)
+{
+  guint64 head = take - take / 2;
+
+  if (take >= from->len)
+    {
+      g_byte_array_append (to, from->data, from->len);
+      return;
+    }
+  g_byte_array_append (to, from->data, (guint) head);
+  g_byte_array_append (to, from->data + from->len - take / 2, (guint) (take / 2));
 }
 
 GByteArray *
@@ -52,8 +124,8 @@ fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap
       remaining = cap - want_out - err_take;
       out_take = want_out + MIN (remaining, lo - want_out);
     }
-  g_byte_array_append (agg, out->data->data, out_take);
-  g_byte_array_append (agg, err->data->data, err_take);
+  append_ends (agg, out->data, out_take);
+  append_ends (agg, err->data, err_take);
   return agg;
 }
 

@@ -79,7 +79,8 @@ typedef struct
   gboolean timed_out;
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
-  gboolean mount_tmp;
+  gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
+  GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
   gint64 start_us, go_us, end_us;
   gint64 timeout_deadline, kill_deadline, drain_deadline, abort_deadline;
@@ -124,26 +125,6 @@ add_step (FsgRun *run, FsgStepKind kind, FsgStage stage, const char *source,
                         fstype, flags, data };
 
   g_array_append_val (run->steps, step);
-}
-
-/* /tmp gets a private tmpfs unless the policy shows (part of) the host /tmp
- * as a root or makes it writable. */
-static gboolean
-policy_shows_tmp (const FsgPolicy *policy)
-{
-  guint n = 0;
-  const FsgRule *const *rules = fsg_policy_rules (policy, &n);
-
-  for (guint i = 0; i < n; i++)
-    {
-      const FsgRule *r = rules[i];
-
-      if (r->kind != FSG_RULE_WRITABLE && r->kind != FSG_RULE_READONLY)
-        continue;
-      if (r->path != NULL && (g_str_equal (r->path, "/tmp") || g_str_has_prefix (r->path, "/tmp/")))
-        return TRUE;
-    }
-  return fsg_policy_decide (policy, "/tmp").access == FSG_ACCESS_RW;
 }
 
 /* Host noexec/nosymfollow mounts under the roots keep their flags in the
@@ -214,15 +195,29 @@ build_mount_plan (FsgRun *run, gboolean mount_tmp)
   add_step (run, FSG_STEP_SYMLINK, FSG_STAGE_MOUNT_DEV, "/proc/self/fd/1", "dev/stdout", NULL, 0, NULL);
   add_step (run, FSG_STEP_SYMLINK, FSG_STAGE_MOUNT_DEV, "/proc/self/fd/2", "dev/stderr", NULL, 0, NULL);
   if (mount_tmp)
-    add_step (run, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, "fsgate-tmp", "tmp", "tmpfs",
-              MS_NOSUID | MS_NODEV, "mode=1777");
+    fsg_plan_private_tmp (run->steps, run->strings, run->spec.view_dir, run->spec.scratch,
+                          run->policy);
+  fsg_plan_runtime_dirs (run->steps, run->strings, run->spec.view_dir, run->policy,
+                         run->stubs);
 }
 
 static char **
-build_environ (const FsgPolicy *policy)
+build_environ (const FsgPolicy *policy, gboolean verbose)
 {
-  g_auto(GStrv) base = fsg_policy_build_environ (policy, (const char *const *) environ);
+  g_autoptr(GPtrArray) dropped = g_ptr_array_new_with_free_func (g_free);
+  g_auto(GStrv) base = fsg_policy_build_environ_full (policy, (const char *const *) environ, dropped);
   GPtrArray *env = g_ptr_array_new ();
+
+  if (verbose && dropped->len > 0)
+    {
+      g_autofree char *names = NULL;
+
+      g_ptr_array_add (dropped, NULL);
+      names = g_strjoinv (" ", (char **) dropped->pdata);
+      g_printerr ("fsgate-run: environment: dropped %u %s: %s (exclude/include-only in "
+                  "[environment]; pass one with set = NAME=VALUE)\n",
+                  dropped->len - 1, dropped->len - 1 == 1 ? "variable" : "variables", names);
+    }
 
   for (char **e = base; e != NULL && *e != NULL; e++)
     if (!g_str_has_prefix (*e, "FSGATE_SANDBOX"))
@@ -274,8 +269,8 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(FsgFs) fs = NULL;
-  const char *stubs_tmp[] = { "/proc", "/dev", "/tmp", NULL };
-  const char *stubs[] = { "/proc", "/dev", NULL };
+  const char *stubs[8];
+  guint n_stubs = 0;
   FsgFsOptions fo = { 0 };
   sigset_t none;
   int devnull;
@@ -314,7 +309,15 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   fo.audit_fd = -1;
   fo.audit_func = daemon_audit;
   fo.audit_data = GINT_TO_POINTER (audit_wr);
-  fo.stub_dirs = run->mount_tmp ? stubs_tmp : stubs;
+  /* what the runner mounts over (extra-mounts.c) */
+  stubs[n_stubs++] = "/proc";
+  stubs[n_stubs++] = "/dev";
+  if (run->mount_tmp)
+    stubs[n_stubs++] = "/tmp";
+  for (guint i = 0; i < run->stubs->len && n_stubs < G_N_ELEMENTS (stubs) - 1; i++)
+    stubs[n_stubs++] = run->stubs->pdata[i];
+  stubs[n_stubs] = NULL;
+  fo.stub_dirs = stubs;
   fo.debug = run->opts->verbose > 1;
   fo.uid_map = run->spec.uid_map; /* which owners the kernel lets the sandbox write */
   fo.gid_map = run->spec.gid_map;
@@ -511,6 +514,38 @@ sync_winsize (FsgRun *run)
     ioctl (run->pty_master, TIOCSWINSZ, &ws);
 }
 
+/* Input already queued on a canonical terminal is taken before it turns
+ * raw: complete lines go to the command, and an end-of-file (a VEOF the
+ * line discipline holds as a 0 byte, which raw mode would hand over as a
+ * stray NUL: the "^@" under `script` with no input) becomes the inner
+ * terminal's own VEOF, as the command would have seen it natively. */
+static void
+drain_canonical_input (FsgRun *run)
+{
+  int fl = fcntl (0, F_GETFL);
+  guint8 buf[4096];
+
+  if (!(run->saved_tio.c_lflag & ICANON) || fl < 0 || fcntl (0, F_SETFL, fl | O_NONBLOCK) < 0)
+    return;
+  for (int i = 0; i < 64; i++)
+    {
+      long n = FSG_RETRY (read (0, buf, sizeof buf));
+
+      if (n > 0)
+        g_byte_array_append (run->to_pty, buf, n);
+      else if (n == 0)
+        {
+          guint8 eof = run->saved_tio.c_cc[VEOF];
+          if (eof != _POSIX_VDISABLE)
+            g_byte_array_append (run->to_pty, &eof, 1);
+          break;
+        }
+      else
+        break;
+    }
+  fcntl (0, F_SETFL, fl);
+}
+
 static void
 setup_pty (FsgRun *run, int master)
 {
@@ -521,6 +556,7 @@ setup_pty (FsgRun *run, int master)
       struct termios raw = run->saved_tio;
 
       tcsetattr (master, TCSANOW, &run->saved_tio);
+      drain_canonical_input (run);
       cfmakeraw (&raw);
       if (tcsetattr (0, TCSANOW, &raw) == 0)
         run->tio_saved = TRUE;
@@ -1098,9 +1134,13 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   add_policy_summary (b, run->policy);
   if (run->capturing)
     {
-      g_autoptr(GByteArray) agg = fsg_capture_aggregate (&run->cap_out, &run->cap_err,
-                                                         fsg_policy_output_cap (run->policy));
-      g_autofree char *agg_text = fsg_capture_to_utf8 (agg->data, agg->len);
+      g_autoptr(GByteArray) agg = NULL;
+      g_autofree char *agg_text = NULL;
+
+      fsg_capture_finish (&run->cap_out);
+      fsg_capture_finish (&run->cap_err);
+      agg = fsg_capture_aggregate (&run->cap_out, &run->cap_err, fsg_policy_output_cap (run->policy));
+      agg_text = fsg_capture_to_utf8 (agg->data, agg->len);
 
       add_capture (b, "stdout", &run->cap_out);
       add_capture (b, "stderr", &run->cap_err);
@@ -1217,6 +1257,7 @@ run_clear (FsgRun *run)
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denials, json_array_unref);
+  g_clear_pointer (&run->stubs, g_ptr_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   if (run->capturing)
     {
@@ -1267,6 +1308,7 @@ fsg_run (const FsgRunOptions *opts)
   run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
   run->spec.stdout_fd = run->spec.stderr_fd = -1;
   run->strings = g_ptr_array_new_with_free_func (g_free);
+  run->stubs = g_ptr_array_new_with_free_func (g_free);
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
@@ -1282,8 +1324,13 @@ fsg_run (const FsgRunOptions *opts)
     {
       FsgPathState st = fsg_policy_decide (opts->policy, cwd);
       g_autofree char *why = fsg_path_state_describe (opts->policy, &st);
-      return early_fail (run, "working directory '%s' is not readable in the view (%s). "
-                         "Fix: add it with --ro/--rw, or choose another one with -C DIR",
+      if (st.access == FSG_ACCESS_DENY)
+        return early_fail (run, "working directory '%s' is denied in the view (%s), and no "
+                           "--ro/--rw can reopen a denied path. Fix: run from another directory "
+                           "(-C DIR), or build the policy without that rule (a copy of the "
+                           "profile with -p, see fsgate-policy(5))", cwd, why);
+      return early_fail (run, "working directory '%s' is not in the view (%s). "
+                         "Fix: add it with --ro DIR or --rw DIR, or choose another one with -C DIR",
                          cwd, why);
     }
   {
@@ -1303,7 +1350,7 @@ fsg_run (const FsgRunOptions *opts)
   run->spec.view_dir = "/tmp/root";
   run->spec.cwd = cwd;
   run->spec.argv = opts->argv;
-  run->spec.envp = build_environ (opts->policy);
+  run->spec.envp = build_environ (opts->policy, opts->verbose > 0);
   for (char *const *e = run->spec.envp; *e; e++)
     if (g_str_has_prefix (*e, "PATH="))
       run->spec.path_env = *e + 5;
@@ -1326,9 +1373,14 @@ fsg_run (const FsgRunOptions *opts)
       && syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &run->notif_sizes) < 0)
     fsg_syscall_filter_clear (&run->spec.prog_notify); /* no notify: plain EACCES */
 
-  mount_tmp = !policy_shows_tmp (opts->policy);
-  run->mount_tmp = mount_tmp;
-  if (!plan_host_flags (run, opts->policy, mount_tmp, &error))
+  /* /tmp is private unless the policy shows the host's /tmp itself; roots
+   * below it go on top (extra-mounts.c) */
+  mount_tmp = fsg_policy_run_private_tmp (opts->policy);
+  {
+    g_auto (GStrv) tmp_roots = fsg_policy_run_tmp_roots (opts->policy);
+    run->mount_tmp = mount_tmp && tmp_roots[0] == NULL; /* the daemon stubs /tmp */
+  }
+  if (!plan_host_flags (run, opts->policy, run->mount_tmp, &error))
     return early_fail (run, "%s", error->message);
   build_mount_plan (run, mount_tmp);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
@@ -1569,10 +1621,17 @@ fsg_run (const FsgRunOptions *opts)
     g_printerr ("fsgate-run: %s\n", message);
   if (opts->verbose)
     g_printerr ("fsgate-run: %s, exit %d, %" G_GINT64_FORMAT " ms (setup %" G_GINT64_FORMAT
-                " ms), %" G_GUINT64_FORMAT " denials\n",
+                " ms), %" G_GUINT64_FORMAT " %s\n",
                 reason, exit_code,
                 ((run->end_us ? run->end_us : g_get_monotonic_time ()) - run->start_us) / 1000,
-                run->go_us ? (run->go_us - run->start_us) / 1000 : -1, run->n_denials);
+                run->go_us ? (run->go_us - run->start_us) / 1000 : -1, run->n_denials,
+                run->n_denials == 1 ? "denial" : "denials");
+  if (!opts->quiet)
+    {
+      g_autofree char *summary = fsg_denial_summary (run->denials, run->n_denials, opts->json_path);
+      if (summary != NULL)
+        g_printerr ("%s", summary);
+    }
   if (opts->json_path != NULL
       && !write_report (run, exit_code, signal_no, reason, message, &error))
     {

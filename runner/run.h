@@ -59,6 +59,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <linux/filter.h>
 #include <sys/types.h>
 
@@ -75,7 +76,13 @@ typedef struct
   gboolean capture;       /* --capture */
   GArray *pass_fds;       /* int, may be NULL; at most FSG_MAX_PASS_FDS */
   int verbose;
+  gboolean quiet;         /* --quiet: no denial summary on stderr */
 } FsgRunOptions;
+
+/* The denial summary printed after a run with denials (summary.c): at most
+ * five lines (operation, path or socket family, rule, command; where the
+ * rest is). NULL when there were none. (transfer full) */
+char *fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *json_path);
 
 /* Run the command; returns the exit status fsgate-run should exit with.
  * Setup failures are printed as one line (with the fix) and give 125. */
@@ -141,6 +148,15 @@ typedef struct
  * first. /proc, /sys, /dev and (with @private_tmp) /tmp are left out: the
  * runner mounts its own there. (transfer full: an array of FsgHostFlags) */
 GArray *fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean private_tmp);
+
+/* Mount steps for the private /tmp (with the roots below /tmp on top), the
+ * denied /run and /sys shown empty and, with the network allowed, the
+ * resolver file (extra-mounts.c). Strings go to @strings; the directories
+ * the daemon must show as empty stubs are added to @out_stubs. */
+void fsg_plan_private_tmp (GArray *steps, GPtrArray *strings, const char *view_dir,
+                           const char *scratch, const FsgPolicy *policy);
+void fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
+                            const FsgPolicy *policy, GPtrArray *out_stubs);
 
 typedef enum
 {
@@ -241,17 +257,22 @@ gboolean fsg_syscall_filter_build (gboolean network_allowed,
                                    GError **error);
 void fsg_syscall_filter_clear (struct sock_fprog *prog);
 
-/* Output capture (output.c): keeps the head of a stream up to a cap. */
+/* Output capture (output.c): keeps the first and the last half of the cap
+ * of a stream. After fsg_capture_finish(), @data is head + a marker line
+ * naming the bytes dropped in between + tail, and @dropped counts them. */
 typedef struct
 {
-  GByteArray *data;
+  GByteArray *data;  /* the head; after finish, what the report shows */
+  GByteArray *tail;  /* the newest bytes (trimmed to cap/2 in batches) */
   guint64 cap;
   guint64 dropped;
+  gboolean finished;
 } FsgCapture;
 
 void fsg_capture_init (FsgCapture *capture, guint64 cap);
 void fsg_capture_clear (FsgCapture *capture);
 void fsg_capture_append (FsgCapture *capture, const guint8 *buf, gsize len);
+void fsg_capture_finish (FsgCapture *capture);
 /* The aggregate keeps up to 1/3 stdout and 2/3 stderr of
  * @cap, giving unused share to the other stream. (transfer full) */
 GByteArray *fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap);

@@ -57,9 +57,15 @@ is "... a command exiting 127 by itself is 'exited'" "$(json_get "$TESTDIR/r127b
 
 # --- environment ------------------------------------------------------------
 env_out=$(env MY_API_TOKEN=t1 AWS_SECRET_ACCESS_KEY=t2 FOO_UNRELATED=bar FSGATE_SANDBOX=forged \
+  DB_PASSWORD=pw Gcp_Credentials=c CI=true VIRTUAL_ENV=/v SSL_CERT_FILE=/etc/ssl/certs/x.pem \
   FSGATE_SANDBOX_FORGED=1 HOME="$HOME" PATH="$PATH" LANG=C.UTF-8 "$FSGATE_RUN" -- env)
-check "secrets (TOKEN, SECRET, KEY) are dropped" bash -c '! grep -Eq "MY_API_TOKEN|AWS_SECRET" <<<"$1"' _ "$env_out"
-check "non-core variables are dropped (inherit = core)" bash -c '! grep -q FOO_UNRELATED <<<"$1"' _ "$env_out"
+check "secrets (TOKEN, SECRET, KEY, PASSWORD, CREDENTIAL) are dropped" \
+  bash -c '! grep -Eq "MY_API_TOKEN|AWS_SECRET|DB_PASSWORD|Gcp_Credentials" <<<"$1"' _ "$env_out"
+check "other variables are inherited (inherit = all)" \
+  bash -c 'grep -q "^FOO_UNRELATED=bar$" <<<"$1" && grep -q "^CI=true$" <<<"$1" && grep -q "^VIRTUAL_ENV=/v$" <<<"$1" && grep -q "^SSL_CERT_FILE=" <<<"$1"' _ "$env_out"
+v_err=$(env MY_API_TOKEN=t1 DB_PASSWORD=pw "$FSGATE_RUN" -v -- true 2>&1 >/dev/null)
+check "-v lists the dropped variables" bash -c 'grep -q "environment: dropped .*MY_API_TOKEN" <<<"$1" && grep -q "DB_PASSWORD" <<<"$1"' _ "$v_err"
+check "-v never prints their values" bash -c '! grep -q "=t1\|=pw" <<<"$1"' _ "$v_err"
 check "core variables are kept" grep -q "^HOME=$HOME\$" <<<"$env_out"
 check "FSGATE_SANDBOX=1 is set and cannot be forged" test "$(grep -c '^FSGATE_SANDBOX=' <<<"$env_out")" = 1 -a -n "$(grep '^FSGATE_SANDBOX=1$' <<<"$env_out")"
 check "inherited FSGATE_SANDBOX* variables are stripped" bash -c '! grep -q FSGATE_SANDBOX_FORGED <<<"$1"' _ "$env_out"
@@ -109,14 +115,23 @@ is "--json -: the report follows the command's output on stdout" "$(head -1 <<<"
 is "... and parses" "$(tail -n +2 <<<"$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["exit_code"])')" "0"
 
 live=$(run_fsg --capture --output-cap 1000 --json "$TESTDIR/c.json" -- \
-  sh -c 'head -c 5000 /dev/zero | tr "\0" o; head -c 5000 /dev/zero | tr "\0" e >&2' 2>/dev/null)
-is "captured output still streams live (all of it)" "${#live}" "5000"
-is "stdout is capped, keeping the head" "$(json_get "$TESTDIR/c.json" '(len(r["stdout"]), r["stdout_dropped_bytes"])')" "(1000, 4000)"
-is "stderr is capped" "$(json_get "$TESTDIR/c.json" '(len(r["stderr"]), r["stderr_dropped_bytes"])')" "(1000, 4000)"
-is "aggregate keeps 1/3 stdout and 2/3 stderr" "$(json_get "$TESTDIR/c.json" '(r["aggregated_output"].count("o"), r["aggregated_output"].count("e"))')" "(333, 667)"
+  sh -c 'head -c 2500 /dev/zero | tr "\0" o; printf HEAD-END; head -c 2500 /dev/zero | tr "\0" o; printf TAIL-END;
+         head -c 5000 /dev/zero | tr "\0" e >&2; printf ERR-TAIL >&2' 2>/dev/null)
+is "captured output still streams live (all of it)" "${#live}" "5016"
+# issue 12: head AND tail, and how much was dropped in between
+is "stdout keeps its first and last 500 bytes" \
+  "$(json_get "$TESTDIR/c.json" '(r["stdout"][:500] == "o"*500, r["stdout"].endswith("o"*492 + "TAIL-END"), r["stdout_dropped_bytes"])')" \
+  "(True, True, 4016)"
+is "... with a marker saying how much was dropped there" \
+  "$(json_get "$TESTDIR/c.json" '"[fsgate-run: 4016 bytes dropped here" in r["stdout"] and "HEAD-END" not in r["stdout"]')" "True"
+is "stderr keeps its tail too" \
+  "$(json_get "$TESTDIR/c.json" '(r["stderr"].endswith("ERR-TAIL"), r["stderr_dropped_bytes"])')" "(True, 4008)"
+is "aggregate keeps 1/3 stdout and 2/3 stderr, each with its tail" \
+  "$(json_get "$TESTDIR/c.json" '(len(r["aggregated_output"]), r["aggregated_output"].endswith("ERR-TAIL"), "TAIL-END" in r["aggregated_output"])')" "(1000, True, True)"
 run_fsg --capture --output-cap 1000 --json "$TESTDIR/c2.json" -- \
   sh -c 'head -c 100 /dev/zero | tr "\0" o; head -c 5000 /dev/zero | tr "\0" e >&2' >/dev/null 2>&1
-is "unused stdout share goes to stderr" "$(json_get "$TESTDIR/c2.json" '(r["aggregated_output"].count("o"), r["aggregated_output"].count("e"))')" "(100, 900)"
+is "unused stdout share goes to stderr" "$(json_get "$TESTDIR/c2.json" '(r["aggregated_output"][:100], len(r["aggregated_output"]))')" "('$(printf 'o%.0s' $(seq 100))', 1000)"
+run_fsg --capture -- true 2>/dev/null; is "--capture without --json is a usage error" "$?" "2"
 run_fsg --capture --json "$TESTDIR/c3.json" -- sh -c 'printf "a\377\376b\n"' >/dev/null
 is "invalid UTF-8 is replaced" "$(json_get "$TESTDIR/c3.json" 'r["stdout"]')" "a��b"
 

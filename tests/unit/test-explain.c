@@ -103,6 +103,23 @@ build (const char *profile, const char *file_text, const char *const *cli)
   return policy;
 }
 
+/* The secret-names scope covering @path_in: /tmp when the test tree is
+ * under /tmp, else the home directory (@T/home) or the cwd (@T/cwd). */
+static char *
+secret_scope (const char *path_in)
+{
+  g_autofree char *path = subst (path_in);
+  g_autofree char *home = subst ("@T/home");
+
+  if (g_str_has_prefix (path, "/tmp/"))
+    return g_strdup ("/tmp");
+  if (g_str_has_prefix (path, "/root/"))
+    return g_strdup ("/root");
+  if (g_str_has_prefix (path, home) && path[strlen (home)] == '/')
+    return g_steal_pointer (&home);
+  return subst ("@T/cwd");
+}
+
 static void
 test_describe_profile (void)
 {
@@ -114,8 +131,18 @@ test_describe_profile (void)
     return;
   expect_describe (policy, "@T/home/.ssh", "deny-read @T/home/.ssh (profile workspace-write)");
   expect_describe (policy, "@T/home/.ssh/id_rsa", "deny-read @T/home/.ssh (profile workspace-write)");
-  expect_describe (policy, "@T/cwd/tls/server.pem", "deny-read *.pem (profile workspace-write)");
-  expect_describe (policy, "@T/cwd/.env", "deny-read .env (profile workspace-write)");
+  {
+    /* secret-names rules are scoped: the scope that covers the test tree */
+    g_autofree char *scope = secret_scope ("@T/cwd");
+    g_autofree char *pem = g_strdup_printf ("deny-read %s/**/*.pem (profile workspace-write)", scope);
+    g_autofree char *env = g_strdup_printf ("deny-read %s/**/.env (profile workspace-write)", scope);
+
+    expect_describe (policy, "@T/cwd/tls/server.pem", pem);
+    expect_describe (policy, "@T/cwd/.env", env);
+    expect_describe (policy, "/etc/ssl/certs/ca-certificates.crt", "readonly / (profile workspace-write)");
+    expect_describe (policy, "/usr/share/ca-certificates/mozilla/ISRG_Root_X1.pem",
+                     "readonly / (profile workspace-write)");
+  }
   expect_describe (policy, "@T/cwd/src/main.c", "writable @T/cwd (profile workspace-write)");
   expect_describe (policy, "@T/cwd", "writable @T/cwd (profile workspace-write)");
   expect_describe (policy, "/etc/passwd", "readonly / (profile workspace-write)");
@@ -307,9 +334,10 @@ test_cli_explain (void)
     g_assert_cmpstr (r.out, ==, expected);
     run_result_clear (&r);
   }
-  /* the default profile, with the fake HOME */
+  /* the default profile, with the fake HOME; --mount: the policy alone
+   * (under fsgate-run a HOME below /tmp would be hidden by the private /tmp) */
   {
-    const char *const args[] = { "explain", "@T/home/.ssh/id_rsa", "README", NULL };
+    const char *const args[] = { "explain", "--mount", "@T/home/.ssh/id_rsa", "README", NULL };
     RunResult r = { 0 };
     g_autofree char *expected = subst ("deny    @T/home/.ssh/id_rsa  deny-read @T/home/.ssh (profile workspace-write)\n"
                                        "rw      @T/cwd/README  writable @T/cwd (profile workspace-write)\n");

@@ -529,6 +529,33 @@ rule_index (const FsgPolicy *policy, FsgRuleKind kind, const char *pattern_in)
   return 0;
 }
 
+/* The secret-names rule for @name that covers @path_in ("SCOPE/ ** /NAME"
+ * with SCOPE @path_in or an ancestor): which scope that is depends on where
+ * the test tree lives (under /tmp, or $TMPDIR elsewhere). */
+static guint
+secret_index (const FsgPolicy *policy, const char *name, const char *path_in)
+{
+  g_autofree char *path = subst (path_in);
+  g_autofree char *suffix = g_strconcat ("/**/", name, NULL);
+  guint n;
+  const FsgRule *const *rules = fsg_policy_rules (policy, &n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *scope = NULL;
+      gsize sl;
+
+      if (rules[i]->kind != FSG_RULE_DENY_READ || !g_str_has_suffix (rules[i]->pattern, suffix))
+        continue;
+      scope = g_strndup (rules[i]->pattern, strlen (rules[i]->pattern) - strlen (suffix));
+      sl = strlen (scope);
+      if (strcmp (scope, path) == 0 || (strncmp (path, scope, sl) == 0 && path[sl] == '/'))
+        return i;
+    }
+  g_test_fail_printf ("no secret-names rule '%s' covering %s", name, path);
+  return 0;
+}
+
 static void
 test_profile_workspace_write (void)
 {
@@ -543,14 +570,14 @@ test_profile_workspace_write (void)
   root_ro = rule_index (policy, FSG_RULE_READONLY, "/");
   cwd_rw = rule_index (policy, FSG_RULE_WRITABLE, "@T/prof/cwd");
   ssh = rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/home/.ssh");
-  pem = rule_index (policy, FSG_RULE_DENY_READ, "*.pem");
-  env = rule_index (policy, FSG_RULE_DENY_READ, ".env");
-  envx = rule_index (policy, FSG_RULE_DENY_READ, ".env.*");
-  idrsa = rule_index (policy, FSG_RULE_DENY_READ, "id_rsa*");
+  pem = secret_index (policy, "*.pem", "@T/prof/cwd");
+  env = secret_index (policy, ".env", "@T/prof/cwd");
+  envx = secret_index (policy, ".env.*", "@T/prof/cwd");
+  idrsa = secret_index (policy, "id_rsa*", "@T/prof/cwd");
   shadow = rule_index (policy, FSG_RULE_DENY_READ, "/etc/shadow");
   proc = rule_index (policy, FSG_RULE_DENY_READ, "/proc");
   run = rule_index (policy, FSG_RULE_DENY_READ, "/run");
-  varrun = rule_index (policy, FSG_RULE_DENY_READ, "/var/run");
+  varrun = rule_index (policy, FSG_RULE_DENY_READ, "/var/run/*");
   rt = rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/run");
   hooks = rule_index (policy, FSG_RULE_DENY_WRITE, "**/.git/hooks");
   config = rule_index (policy, FSG_RULE_DENY_WRITE, "**/.git/config");
@@ -563,15 +590,52 @@ test_profile_workspace_write (void)
   check (policy, "/etc/shadow", FSG_ACCESS_DENY, (int) shadow, P);
   check (policy, "/proc/self/environ", FSG_ACCESS_DENY, (int) proc, 0);
   check (policy, "/run/dbus", FSG_ACCESS_DENY, (int) run, 0);
-  check (policy, "/var/run", FSG_ACCESS_DENY, (int) varrun, P);
-  check (policy, "/var/run/x", FSG_ACCESS_DENY, (int) varrun, 0);
+  /* /var/run itself (a symlink to /run on most hosts) stays readable, so
+   * that it leads to the (denied, or under fsgate-run empty) /run */
+  check (policy, "/var/run", FSG_ACCESS_RO, (int) root_ro, P);
+  check (policy, "/var/run/x", FSG_ACCESS_DENY, (int) varrun, P);
   check (policy, "@T/prof/run/bus", FSG_ACCESS_DENY, (int) rt, 0);
   check (policy, "@T/prof/cwd", FSG_ACCESS_RW, (int) cwd_rw, ROOT);
   check (policy, "@T/prof/cwd/src/main.c", FSG_ACCESS_RW, (int) cwd_rw, 0);
   check (policy, "@T/prof/cwd/.env", FSG_ACCESS_DENY, (int) env, P);
   check (policy, "@T/prof/cwd/src/.env.local", FSG_ACCESS_DENY, (int) envx, P);
   check (policy, "@T/prof/cwd/certs/server.pem", FSG_ACCESS_DENY, (int) pem, P);
-  check (policy, "/etc/ssl/private/x.pem", FSG_ACCESS_DENY, (int) pem, P);
+  check (policy, "/etc/ssl/private/x.pem", FSG_ACCESS_DENY,
+         (int) rule_index (policy, FSG_RULE_DENY_READ, "/etc/ssl/private"), 0);
+  /* issue 12: public trust stores and system trees are not secrets */
+  check (policy, "/etc/ssl/certs/ISRG_Root_X1.pem", FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "/usr/lib/ssl/cert.pem", FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "/usr/share/ca-certificates/mozilla/X.crt", FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "/usr/lib/python3/dist-packages/certifi/cacert.pem", FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "/usr/lib/python3/dist-packages/grpc/_cython/_credentials/roots.pem",
+         FSG_ACCESS_RO, (int) root_ro, 0);
+  /* secret names do not go into package trees (venv: pip's certifi) */
+  check (policy, "@T/prof/cwd/.v/lib/python3.11/site-packages/pip/_vendor/certifi/cacert.pem",
+         FSG_ACCESS_RW, (int) cwd_rw, 0);
+  check (policy, "@T/prof/cwd/node_modules/tls/test/fixtures/agent.key", FSG_ACCESS_RW, (int) cwd_rw, 0);
+  check (policy, "@T/prof/home/.local/lib/python3.11/site-packages/certifi/cacert.pem",
+         FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "@T/prof/cwd/site-packages.pem", FSG_ACCESS_DENY, (int) pem, P);
+  check (policy, "@T/prof/cwd/src/site-packages-x/a.pem", FSG_ACCESS_DENY, (int) pem, P);
+  /* ... but secrets where they live, and the host's own */
+  check (policy, "/root/.bash_history", FSG_ACCESS_DENY,
+         (int) secret_index (policy, ".bash_history", "/root"), P);
+  check (policy, "/root/proj/server.key", FSG_ACCESS_DENY,
+         (int) secret_index (policy, "*.key", "/root"), P);
+  check (policy, "/tmp/build/.env", FSG_ACCESS_DENY, (int) secret_index (policy, ".env", "/tmp"), P);
+  check (policy, "@T/prof/home/.python_history", FSG_ACCESS_DENY,
+         (int) secret_index (policy, ".python_history", "@T/prof/home"), P);
+  check (policy, "@T/prof/cwd/.env~", FSG_ACCESS_DENY,
+         (int) secret_index (policy, ".env~", "@T/prof/cwd"), P);
+  check (policy, "@T/prof/cwd/tls/a.pem~", FSG_ACCESS_DENY,
+         (int) secret_index (policy, "*.pem~", "@T/prof/cwd"), P);
+  check (policy, "/etc/ssh/ssh_host_ed25519_key", FSG_ACCESS_DENY,
+         (int) rule_index (policy, FSG_RULE_DENY_READ, "/etc/ssh/ssh_host_*_key"), P);
+  check (policy, "/etc/ssh/ssh_host_ed25519_key.pub", FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "/etc/kubernetes/admin.conf", FSG_ACCESS_DENY,
+         (int) rule_index (policy, FSG_RULE_DENY_READ, "/etc/kubernetes/admin.conf"), P);
+  check (policy, "@T/prof/home/.config/containers/auth.json", FSG_ACCESS_DENY,
+         (int) rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/home/.config/containers/auth.json"), P);
   check (policy, "@T/prof/cwd/id_rsa.pub", FSG_ACCESS_DENY, (int) idrsa, P);
   check (policy, "@T/prof/cwd/.git/hooks/pre-commit", FSG_ACCESS_RO, (int) hooks, 0);
   check (policy, "@T/prof/cwd/.git/config", FSG_ACCESS_RO, (int) config, P);
@@ -597,7 +661,7 @@ test_profile_read_only (void)
   check (policy, "@T/prof/cwd", FSG_ACCESS_RO, (int) root_ro, 0);
   check (policy, "@T/prof/cwd/src/main.c", FSG_ACCESS_RO, (int) root_ro, 0);
   check (policy, "@T/prof/cwd/.env", FSG_ACCESS_DENY,
-         (int) rule_index (policy, FSG_RULE_DENY_READ, ".env"), P);
+         (int) secret_index (policy, ".env", "@T/prof/cwd"), P);
   check (policy, "@T/prof/home/.aws/credentials", FSG_ACCESS_DENY,
          (int) rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/home/.aws"), 0);
   g_assert_false (fsg_policy_network_allowed (policy));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The sandboxed command's environment, fsg_policy_build_environ(): inherit
- * core, all or none; LC_* among the core names; the default excludes (any
- * name containing KEY, SECRET or TOKEN, case-insensitive); `exclude` adding
+ * all (the default), core or none; LC_* among the core names; the default
+ * excludes (any name containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL,
+ * case-insensitive), and the list of what they dropped; `exclude` adding
  * to them; `include-only`; `set`, which always wins, even over the
  * excludes; and a stable order (the caller's order, then new `set` names).
  * Policies come from policy text with the `none` profile, so no file system
@@ -74,7 +75,7 @@ env_for (const char *environment_group, const char *const *envp)
 static void
 test_inherit_core (void)
 {
-  g_autofree char *got = env_for (NULL, base_env);
+  g_autofree char *got = env_for ("inherit = core\n", base_env);
 
   g_assert_cmpstr (got, ==,
                    "HOME=/home/ann PATH=/usr/bin:/bin LC_ALL=C.UTF-8 LANG=en_US.UTF-8 TERM=xterm "
@@ -130,7 +131,7 @@ test_exclude_adds (void)
 static void
 test_exclude_core (void)
 {
-  g_autofree char *got = env_for ("exclude = LC_*;TZ\n", base_env);
+  g_autofree char *got = env_for ("inherit = core\nexclude = LC_*;TZ\n", base_env);
 
   g_assert_cmpstr (got, ==, "HOME=/home/ann PATH=/usr/bin:/bin LANG=en_US.UTF-8 TERM=xterm USER=ann");
 }
@@ -139,7 +140,7 @@ static void
 test_include_only (void)
 {
   g_autofree char *all = env_for ("inherit = all\ninclude-only = PATH;LC_*;*_REGION;*TOKEN\n", base_env);
-  g_autofree char *core = env_for ("include-only = PATH;EDITOR\n", base_env);
+  g_autofree char *core = env_for ("inherit = core\ninclude-only = PATH;EDITOR\n", base_env);
 
   /* include-only narrows, it never brings back an excluded name */
   g_assert_cmpstr (all, ==,
@@ -170,7 +171,7 @@ static void
 test_order_and_duplicates (void)
 {
   const char *const envp[] = { "TZ=1", "PATH=a", "HOME=h", "PATH=b", "TZ=2", NULL };
-  g_autofree char *got = env_for (NULL, envp);
+  g_autofree char *got = env_for ("inherit = core\n", envp);
   g_autofree char *empty = env_for (NULL, NULL);
   const char *const none[] = { NULL };
   g_autofree char *empty2 = env_for ("inherit = all\n", none);
@@ -209,7 +210,8 @@ test_layers (void)
   g_assert_cmpstr (got, ==, "PATH=/bin EDITOR=vi A=2 B=cli");
 }
 
-/* The workspace-write profile inherits the core names. */
+/* The workspace-write profile inherits everything but names that look like
+ * secrets (issue 12: CI, VIRTUAL_ENV, CC, SSL_CERT_FILE... must pass). */
 static void
 test_profile_environment (void)
 {
@@ -223,11 +225,32 @@ test_profile_environment (void)
   g_assert_no_error (error);
   if (policy == NULL)
     return;
+  {
+    const char *const envp[] = { "CI=true", "GITHUB_ACTIONS=true", "VIRTUAL_ENV=/v", "CC=gcc",
+                                 "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+                                 "PYTHONDONTWRITEBYTECODE=1", "DB_PASSWORD=pw", "Pg_Password=x",
+                                 "GOOGLE_APPLICATION_CREDENTIALS=/k.json", "aws_credential_file=f",
+                                 "NPM_TOKEN=t", "API_KEY=k", "CLIENT_SECRET=s", NULL };
+    g_autoptr(GPtrArray) dropped = g_ptr_array_new_with_free_func (g_free);
+    g_auto (GStrv) env2 = fsg_policy_build_environ_full (policy, envp, dropped);
+    g_autofree char *got2 = g_strjoinv (" ", env2);
+    g_autofree char *names = NULL;
+
+    g_ptr_array_add (dropped, NULL);
+    names = g_strjoinv (" ", (char **) dropped->pdata);
+    g_assert_cmpstr (got2, ==,
+                     "CI=true GITHUB_ACTIONS=true VIRTUAL_ENV=/v CC=gcc "
+                     "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PYTHONDONTWRITEBYTECODE=1");
+    g_assert_cmpstr (names, ==,
+                     "DB_PASSWORD Pg_Password GOOGLE_APPLICATION_CREDENTIALS aws_credential_file "
+                     "NPM_TOKEN API_KEY CLIENT_SECRET");
+  }
   env = fsg_policy_build_environ (policy, base_env);
   got = g_strjoinv (" ", env);
   g_assert_cmpstr (got, ==,
-                   "HOME=/home/ann PATH=/usr/bin:/bin LC_ALL=C.UTF-8 LANG=en_US.UTF-8 TERM=xterm "
-                   "LC_TIME=de_DE TZ=UTC USER=ann");
+                   "HOME=/home/ann PATH=/usr/bin:/bin EDITOR=vi LC_ALL=C.UTF-8 LANG=en_US.UTF-8 "
+                   "AWS_REGION=eu-west-1 TERM=xterm lc_all=lower-is-not-core LC_TIME=de_DE TZ=UTC "
+                   "USER=ann SSH_AUTH_SOCK=/run/ssh EMPTY=");
 }
 
 static void
@@ -237,7 +260,7 @@ test_defaults_table (void)
   g_autofree char *excl = g_strjoinv (",", (char **) fsg_env_default_excludes);
 
   g_assert_cmpstr (core, ==, "HOME,PATH,USER,LOGNAME,SHELL,TERM,LANG,LC_*,TMPDIR,TZ");
-  g_assert_cmpstr (excl, ==, "*KEY*,*SECRET*,*TOKEN*");
+  g_assert_cmpstr (excl, ==, "*KEY*,*SECRET*,*TOKEN*,*PASSWORD*,*CREDENTIAL*");
 }
 
 int

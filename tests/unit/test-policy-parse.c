@@ -69,7 +69,7 @@ static const ErrorCase error_cases[] = {
     "pol.ini:2: unknown group [bogus] (known: [policy], [filesystem]" },
   { "unknown-key", "[filesystem]\nreadonly = /\nwriteable = /tmp\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:3: unknown key 'writeable' in [filesystem] (known: writable, readonly, deny-read, "
-    "deny-write, hide-denied)" },
+    "deny-write, secret-names, hide-denied)" },
   { "unknown-key-in-other-group", "[network]\ntimeout = 1s\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:2: unknown key 'timeout' in [network] (known: allow)" },
   { "localised-key", "[network]\nallow[de] = true\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
@@ -85,9 +85,17 @@ static const ErrorCase error_cases[] = {
   { "group-trailing-text", "[network] x\n", AT_ADD, FSG_POLICY_ERROR_SYNTAX,
     "pol.ini:1: malformed group header" },
   { "bad-boolean", "[network]\nallow = maybe\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
-    "pol.ini:2: key 'allow' in [network]: 'maybe' is not a boolean (true or false)" },
-  { "bad-boolean-case", "[filesystem]\nhide-denied = True\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
-    "pol.ini:2: key 'hide-denied' in [filesystem]: 'True' is not a boolean" },
+    "pol.ini:2: key 'allow' in [network]: 'maybe' is not a boolean (accepted: true, false, yes, no, on, off, 1, 0 (in any case))" },
+  { "bad-boolean-word", "[filesystem]\nhide-denied = enabled\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'hide-denied' in [filesystem]: 'enabled' is not a boolean (accepted: true, false, yes, no, on, off" },
+  { "dollar-home", "[filesystem]\nwritable = $HOME/x\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'writable' in [filesystem]: '$HOME/x': write '${HOME}' with braces" },
+  { "dollar-home-pattern", "[filesystem]\ndeny-read = ?$CWD/x\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'deny-read' in [filesystem]: '?$CWD/x': write '${CWD}' with braces" },
+  { "secret-names-path", "[filesystem]\nsecret-names = a/b.pem\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'secret-names' in [filesystem]: 'a/b.pem' is not a file name glob" },
+  { "secret-names-glob", "[filesystem]\nsecret-names = [x\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'secret-names' in [filesystem]: pattern '[x'" },
   { "bad-duration", "[process]\n\ntimeout = 10 parsecs\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
     "pol.ini:3: key 'timeout' in [process]: '10 parsecs' is not a duration" },
   { "bad-duration-no-unit", "[process]\nkill-after = 10\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
@@ -1165,6 +1173,36 @@ test_round_trip_shadowed_alias (void)
   g_assert_cmpint (s2.flags, ==, s1.flags);
 }
 
+/* Booleans as INI files write them, in any case (issue 12). */
+static void
+test_booleans (void)
+{
+  static const struct { const char *text; gboolean value; } cases[] = {
+    { "true", TRUE }, { "True", TRUE }, { "TRUE", TRUE }, { "yes", TRUE }, { "Yes", TRUE },
+    { "on", TRUE }, { "On", TRUE }, { "1", TRUE }, { "false", FALSE }, { "False", FALSE },
+    { "no", FALSE }, { "NO", FALSE }, { "off", FALSE }, { "Off", FALSE }, { "0", FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(FsgPolicyBuilder) b = fsg_policy_builder_new ("/", "/nonexistent-home", NULL);
+      g_autoptr(FsgPolicy) policy = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *text = g_strdup_printf ("[policy]\nprofile = none\n[network]\nallow = %s\n"
+                                               "[filesystem]\nhide-denied = %s\n",
+                                               cases[i].text, cases[i].text);
+
+      g_assert_true (fsg_policy_builder_add_data (b, "pol.ini", text, -1, &error));
+      g_assert_no_error (error);
+      policy = fsg_policy_builder_finish (b, &error);
+      g_assert_no_error (error);
+      if (policy == NULL)
+        continue;
+      g_assert_cmpint (fsg_policy_network_allowed (policy), ==, cases[i].value);
+      g_assert_cmpint (fsg_policy_hide_denied (policy), ==, cases[i].value);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1184,6 +1222,7 @@ main (int argc, char **argv)
       g_autofree char *path = g_strdup_printf ("/policy/parse/error/%s", error_cases[i].test);
       g_test_add_data_func (path, &error_cases[i], test_error_case);
     }
+  g_test_add_func ("/policy/parse/booleans", test_booleans);
   g_test_add_func ("/policy/parse/error/nul-byte", test_nul_byte);
   g_test_add_func ("/policy/parse/error/invalid-utf8", test_invalid_utf8);
   g_test_add_func ("/policy/parse/error/file-is-directory", test_file_is_directory);

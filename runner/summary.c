@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The denial summary fsgate-run prints on its stderr after a run with
+ * denials (unless --quiet): at most five lines, so a person or an agent
+ * reading the terminal sees that the sandbox refused something, what and by
+ * which rule, and where the full list is: the exact version of guessing
+ * "sandbox denied" from keywords in the output.
+ *
+ *   fsgate-run: 3 denials:
+ *     open /home/ann/.ssh/id_rsa: deny-read /home/ann/.ssh (profile workspace-write) [cat]
+ *     socket AF_INET: network denied (network = false / --no-net) [curl] (x2)
+ */
+#include "config.h"
+
+#include "runner/run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SUMMARY_LINES 5
+
+static const char *
+member (JsonObject *o, const char *name)
+{
+  JsonNode *n = json_object_get_member (o, name);
+
+  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n)
+           : NULL;
+}
+
+/* One line without control characters (paths and command names come from
+ * the sandboxed command). (transfer full) */
+static char *
+clean (const char *text)
+{
+  g_autofree char *valid = g_utf8_make_valid (text, -1);
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = valid; *p; p++)
+    g_string_append_c (s, (guchar) *p < 0x20 || *p == 0x7f ? '?' : *p);
+  if (s->len > 300)
+    {
+      g_string_truncate (s, 297);
+      g_string_append (s, "...");
+    }
+  return g_string_free (s, FALSE);
+}
+
+char *
+fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *json_path)
+{
+  g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GArray) counts = g_array_new (FALSE, TRUE, sizeof (guint64));
+  GString *out;
+  guint shown, n = denials ? json_array_get_length (denials) : 0;
+  guint64 listed = 0, rest;
+
+  if (n_denials == 0)
+    return NULL;
+  for (guint i = 0; i < n; i++)
+    {
+      JsonNode *node = json_array_get_element (denials, i);
+      JsonObject *o = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      const char *op, *path, *path2, *rule, *comm;
+      g_autofree char *raw = NULL, *line = NULL;
+      guint j;
+
+      if (o == NULL)
+        continue;
+      op = member (o, "operation");
+      path = member (o, "path");
+      path2 = member (o, "path2");
+      rule = member (o, "rule");
+      comm = member (o, "command");
+      raw = g_strdup_printf ("%s %s%s%s: %s%s%s%s", op && *op ? op : "access", path ? path : "?",
+                              path2 ? " -> " : "", path2 ? path2 : "",
+                              rule && *rule ? rule : "denied", comm ? " [" : "",
+                              comm ? comm : "", comm ? "]" : "");
+      line = clean (raw);
+      for (j = 0; j < lines->len; j++)
+        if (strcmp (lines->pdata[j], line) == 0)
+          break;
+      if (j == lines->len)
+        {
+          guint64 one = 1;
+          g_ptr_array_add (lines, g_steal_pointer (&line));
+          g_array_append_val (counts, one);
+        }
+      else
+        g_array_index (counts, guint64, j)++;
+    }
+
+  out = g_string_new (NULL);
+  g_string_append_printf (out, "fsgate-run: %" G_GUINT64_FORMAT " %s by the sandbox:\n",
+                          n_denials, n_denials == 1 ? "access denied" : "accesses denied");
+  /* header + entries (+ one line for the rest) <= SUMMARY_LINES */
+  shown = lines->len <= SUMMARY_LINES - 1 ? lines->len : SUMMARY_LINES - 2;
+  for (guint i = 0; i < shown; i++)
+    {
+      guint64 c = g_array_index (counts, guint64, i);
+
+      listed += c;
+      if (c > 1)
+        g_string_append_printf (out, "  %s (x%" G_GUINT64_FORMAT ")\n",
+                                (char *) lines->pdata[i], c);
+      else
+        g_string_append_printf (out, "  %s\n", (char *) lines->pdata[i]);
+    }
+  rest = n_denials > listed ? n_denials - listed : 0;
+  if (rest > 0)
+    {
+      g_autofree char *where = NULL;
+
+      if (json_path != NULL && strcmp (json_path, "-") == 0)
+        where = g_strdup ("the JSON report on stdout lists them (\"denials\")");
+      else if (json_path != NULL)
+        {
+          g_autofree char *shown_path = clean (json_path);
+          where = g_strdup_printf ("the report %s lists them (\"denials\")", shown_path);
+        }
+      else
+        where = g_strdup ("rerun with --json FILE to list them all");
+      g_string_append_printf (out, "  ... and %" G_GUINT64_FORMAT " more; %s\n", rest, where);
+    }
+  return g_string_free (out, FALSE);
+}
