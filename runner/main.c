@@ -65,6 +65,7 @@ main (int argc, char **argv)
   g_autofree char *json_path = NULL;
   g_autofree char *description = NULL;
   gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE, quiet = FALSE;
+  gboolean no_proc_fallback = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
   GOptionEntry entries[] = {
@@ -76,6 +77,9 @@ main (int argc, char **argv)
       "Capture stdout and stderr into the report (they still stream live)", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
+    { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
+      "Where a fresh /proc cannot be mounted (a container masks its /proc), exit 125 "
+      "instead of showing the command the container's /proc", NULL },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
       "Check whether this system can run sandboxed commands, and what to change", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
@@ -126,7 +130,7 @@ main (int argc, char **argv)
       return 0;
     }
   if (doctor)
-    return fsg_doctor (verbose);
+    return fsg_doctor (verbose, no_proc_fallback);
 
   /* GOption leaves a "--" that follows a non-option; drop the first one. */
   {
@@ -202,6 +206,7 @@ main (int argc, char **argv)
   ro.cwd = cwd;
   ro.json_path = json_path;
   ro.capture = capture;
+  ro.no_proc_fallback = no_proc_fallback;
   ro.pass_fds = opt_pass_fds;
   ro.verbose = verbose ? 1 : 0;
   ro.quiet = quiet;
