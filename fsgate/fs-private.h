@@ -70,6 +70,7 @@ typedef enum /* stored in a guint8 */
 } FsgInodeKind;
 
 typedef struct _FsgInode FsgInode;
+typedef struct _FsgLocks FsgLocks; /* locks.c */
 typedef struct _FsgName FsgName;
 
 /* One (parent, name) under which the view knows an inode. */
@@ -210,6 +211,8 @@ struct _FsgFs
   GHashTable *pt_pending;   /* request unique -> backing id, until the reply */
   GHashTable *pt_fds;       /* host fds (+1) of passthrough opens */
   guint64 pt_opens;
+
+  FsgLocks *locks;          /* locks.c; created in op_init, freed in op_destroy */
 
   /* Session. */
   struct fuse_session *se;
@@ -435,6 +438,39 @@ gboolean fsg_passthrough_install (FsgFs *fs);
 int fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd);
 /* The file @fd is released (or its open reply failed). */
 void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
+
+/* guards.c (issue 14): see there. */
+/* 0, or -EACCES (audited as @op) when @st is a regular file with more than
+ * one link: writing it in place could change a name outside the roots. */
+int fsg_fs_check_linked_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode,
+                               const FsgPathState *state, const struct stat *st);
+/* "procfs", "sysfs", ... when @fd is on a kernel pseudo file system that
+ * describes the host, else NULL. (transfer none) */
+const char *fsg_fs_pseudo_fs_name (int fd);
+/* Add every multiply-linked regular file below the directories @denied to
+ * fs->deny_ids. FALSE when FSG_DENIED_SCAN_MAX entries were not enough
+ * (*out_truncated_at: the directory where the scan stopped). */
+#define FSG_DENIED_SCAN_MAX 100000
+gboolean fsg_fs_scan_denied_links (FsgFs *fs, const char *const *denied, char **out_truncated_at);
+
+/* casefold.c: why the host directory @fd resolves names case-insensitively
+ * ("vfat", "casefold", ...), or NULL when it does not. Such directories are
+ * not served. */
+const char *fsg_fs_dir_folds_case (int fd);
+
+/* locks.c: flock and fcntl record locks forwarded to the host. */
+FsgLocks *fsg_locks_new (void);
+void fsg_locks_free (FsgLocks *locks);
+void fsg_locks_getlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
+                      struct flock *lock);
+void fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
+                      struct flock *lock, int sleep);
+void fsg_locks_flock (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi, int op);
+void fsg_locks_flush (FsgFs *fs, FsgInode *inode, guint64 owner);
+void fsg_locks_release (FsgFs *fs, FsgInode *inode, int fh);
+/* Does some lock owner hold (or did it take) record locks on @inode
+ * through an open that is still open? Opens of it then get a FLUSH. */
+gboolean fsg_locks_inode_has_locks (FsgFs *fs, FsgInode *inode);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops fsg_fs_ops;

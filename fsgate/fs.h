@@ -75,6 +75,11 @@ typedef struct
    * caller's own uid (gid) in place of the unmapped one. */
   const char *uid_map;
   const char *gid_map;
+  /* An inspection mount (`fsgate mount`), where the policy may ask for
+   * host semantics for device nodes and set-id bits ([filesystem]
+   * devices = allow, setid = keep). Without it (fsgate-run), such a policy
+   * is refused by fsg_fs_new(): the command is not trusted with them. */
+  gboolean inspection;
 } FsgFsOptions;
 
 /* @policy is borrowed and must outlive @fs. (transfer full) */
@@ -146,6 +151,7 @@ typedef enum
   FSG_FS_OP_FALLOCATE,
   FSG_FS_OP_LSEEK,
   FSG_FS_OP_COPY_FILE_RANGE,
+  FSG_FS_OP_LOCK,         /* GETLK, SETLK, SETLKW and flock */
   FSG_FS_N_OPS
 } FsgFsOp;
 
