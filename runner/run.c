@@ -373,6 +373,8 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   stubs[n_stubs] = NULL;
   fo.stub_dirs = stubs;
   fo.debug = run->opts->verbose > 1;
+  fo.uid_map = run->spec.uid_map; /* which owners the kernel lets the sandbox write */
+  fo.gid_map = run->spec.gid_map;
 
   fs = fsg_fs_new (run->policy, &fo, &error);
   if (fs == NULL || !fsg_fs_take_fuse_fd (fs, fuse_fd, &error) || !fsg_fs_start (fs, &error))
