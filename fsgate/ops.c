@@ -1252,10 +1252,14 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   proc_fd_path (proc, sizeof proc, pathfd);
   if (fs->host_checks && (fi->flags & FSG_FMODE_EXEC) && (fi->flags & O_ACCMODE) == O_RDONLY)
     {
-      /* execve(2) needs execute permission only (a mode 0711 binary runs
-       * but cannot be read): check that as the caller, then read it as the
-       * daemon. The kernel keeps this file to itself. */
-      if (AS_CALLER (fs, req, syscall (SYS_faccessat2, pathfd, "", X_OK,
+      /* execve(2) opens with FMODE_EXEC: check execute and read
+       * permission as the caller, then open it as the daemon. Without
+       * default_permissions the kernel checks nothing itself, so it would
+       * not see that the caller cannot read the binary (a mode 0711 file of
+       * another owner) and keep the process dumpable: its /proc/PID/mem
+       * would give the binary away. Such a binary is refused (EACCES), as
+       * in an unprivileged run. */
+      if (AS_CALLER (fs, req, syscall (SYS_faccessat2, pathfd, "", X_OK | R_OK,
                                        AT_EACCESS | AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) < 0)
         return reply_err (req, errno == ENOSYS ? -EACCES : -errno);
       exec_open = TRUE;

@@ -134,4 +134,49 @@ $WORK/denied.txt: EACCES"
   is "... unchanged on the host" "$(cat "$WORK/theirs")" "x"
 fi
 
+# --- an exec-only binary stays unreadable, as root ----------------------------
+# Without default_permissions the kernel does not check read permission at
+# execve, so a mode 0711 binary of another owner would run dumpable and
+# /proc/self/mem would give it away (reads b'\x7fELF'). fsgate-run refuses
+# to run it (EACCES), as an unprivileged run does.
+cat > "$TESTDIR/dump.py" <<'EOF2'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print('dumpable', libc.prctl(3, 0, 0, 0, 0))
+exe = os.path.realpath('/proc/self/exe')
+start = None
+for line in open('/proc/self/maps'):
+    f = line.split()
+    if len(f) >= 6 and f[5] == exe:
+        start = int(f[0].split('-')[0], 16)
+        break
+try:
+    with open('/proc/self/mem', 'rb') as m:
+        m.seek(start)
+        print('mem', m.read(4))
+except OSError as e:
+    print('mem', type(e).__name__)
+EOF2
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  mkdir "$TESTDIR/xonly" && chmod 0755 "$TESTDIR/xonly"
+  # an ELF interpreter, not a wrapper script (pyenv shims)
+  py=/usr/bin/python3
+  [ -x "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)')
+  cp "$(readlink -f "$py")" "$TESTDIR/xonly/py"
+  chown $U:$U "$TESTDIR/xonly/py" && chmod 0711 "$TESTDIR/xonly/py"
+  chmod 0644 "$TESTDIR/dump.py"
+  # positive control: natively another user may run it but not read it
+  # (whether the host's kernel then keeps it non-dumpable depends on the
+  # kernel: fs.suid_dumpable and its exec path)
+  out=$(setpriv --reuid=23458 --regid=23458 --clear-groups "$TESTDIR/xonly/py" -c 'print("ran")' 2>&1)
+  is "control: natively another user runs the 0711 binary" "$out" "ran"
+  check "control: ... but cannot read it" \
+    sh -c '! setpriv --reuid=23458 --regid=23458 --clear-groups cat "$1" >/dev/null 2>&1' sh "$TESTDIR/xonly/py"
+  out=$(run_fsg --ro "$TESTDIR/xonly" --ro "$TESTDIR" -- sh -c \
+    "\"$TESTDIR/xonly/py\" \"$TESTDIR/dump.py\" 2>/dev/null; echo rc=\$?" 2>&1)
+  check "root: the 0711 binary of another user does not give itself away" \
+    sh -c '! printf %s "$1" | grep -q ELF' sh "$out"
+  is "root: ... it is refused (EACCES, 126 from sh)" "$out" "rc=126"
+fi
+
 done_testing
