@@ -313,10 +313,11 @@ id_mapped (const GArray *ranges, guint32 id)
  * unprivileged sandbox, a directory of the user's with the group root could
  * not be written, nor a file of root's in the user's directory removed,
  * although the host allows both. The host decides instead: a file or
- * directory in a writable place that the caller may write on the host, or
- * may remove (it may write the directory holding it), is shown with the
- * caller's own uid (gid) in place of an unmapped one; the rest keeps its
- * ids (shown as the overflow id). */
+ * directory in a writable place, owned by the caller or by root, that the
+ * caller may write on the host, or may remove (it may write the directory
+ * holding it), is shown with the caller's own uid (gid) in place of an
+ * unmapped one; the rest keeps its ids (shown as the overflow id). Another
+ * user's objects never are: ownership checks would trust them. */
 static gboolean
 caller_may_write (FsgFs *fs, int fd)
 {
@@ -355,6 +356,10 @@ fsg_fs_shown_ids (FsgFs *fs, int fd, FsgInode *inode, FsgInode *parent,
   uid_ok = id_mapped (fs->uid_ranges, st->st_uid);
   gid_ok = id_mapped (fs->gid_ranges, st->st_gid);
   if (uid_ok && gid_ok)
+    return;
+  /* Another (non-root) user's object is never shown as the caller's:
+   * ownership checks (git's safe.directory, ssh, gpg) would trust it. */
+  if (!uid_ok && st->st_uid != 0)
     return;
   ok = caller_may_write (fs, fd);
   if (!ok)

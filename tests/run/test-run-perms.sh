@@ -16,6 +16,7 @@ require_fsgate
 
 U=23456  # no passwd entry needed; not the overflow id, so a wrong owner shows
 G=23457  # a supplementary group of U's
+O=23459  # another user
 
 cat > "$TESTDIR/probe.sh" <<'EOF'
 cd "$1" || exit 1
@@ -37,6 +38,10 @@ echo "write root's 0644 file in own dir: $(r sh -c 'echo x >> rootfile')"
 echo "rename root's 0644 file in own dir: $(r mv rootfile-mv rootfile-moved)"
 echo "remove root's 0644 file in own dir: $(r rm -f rootfile-rm)"
 echo "remove root's empty dir in own dir: $(r rmdir rootempty)"
+echo "test -O another user's 0777 dir in own dir: $(r test -O otherdir)"
+echo "test -O another user's file in own dir: $(r test -O otherfile)"
+echo "test -O another user's file in its 0777 dir: $(r test -O otherdir/f)"
+echo "test -O own dir with group root: $(r test -O own-rootgrp)"
 EOF
 chmod 0644 "$TESTDIR/probe.sh"
 
@@ -50,6 +55,10 @@ fixture () {
   printf 12345 > "$1/wo2" && chown $U:$U "$1/wo2" && chmod 0200 "$1/wo2"
   for f in rootfile rootfile-mv rootfile-rm rootdir/inner; do echo root > "$1/$f"; done
   mkdir "$1/rootempty"
+  # another (non-root) user's objects, writable or removable by U: never
+  # shown as U's (ownership checks such as git's safe.directory)
+  mkdir "$1/otherdir" && echo o > "$1/otherdir/f" && echo o > "$1/otherfile"
+  chown -R $O:$O "$1/otherdir" "$1/otherfile" && chmod 0777 "$1/otherdir" && chmod 0666 "$1/otherdir/f"
 }
 # What the host has afterwards, without names of the run.
 host_state () {
