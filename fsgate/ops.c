@@ -265,8 +265,8 @@ creds_enter (FsgFs *fs, fuse_req_t req, FsgCreds *c, gboolean with_groups)
         }
       if (!c->caps)
         {
-          syscall (SYS_setfsuid, 0);
-          syscall (SYS_setfsgid, 0);
+          syscall (SYS_setfsuid, fs->own_uid);
+          syscall (SYS_setfsgid, fs->own_gid);
           if (c->groups)
             syscall (SYS_setgroups, (size_t) fs->n_saved_groups, fs->saved_groups);
           return FALSE;
@@ -284,8 +284,10 @@ creds_leave (FsgFs *fs, FsgCreds *c)
     (void) caps_set (c->saved);
   if (c->ids)
     {
-      syscall (SYS_setfsuid, 0);
-      syscall (SYS_setfsgid, 0);
+      /* The daemon's own ids (its euid and egid), not 0: a root daemon
+       * may run with another group. */
+      syscall (SYS_setfsuid, fs->own_uid);
+      syscall (SYS_setfsgid, fs->own_gid);
     }
   if (c->groups)
     syscall (SYS_setgroups, (size_t) fs->n_saved_groups, fs->saved_groups);
