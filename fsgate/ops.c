@@ -669,6 +669,25 @@ kills_setid_only (int fd, mode_t mode)
          ((st.st_mode & ~mode) & ~(mode_t) (S_ISUID | S_ISGID)) == 0;
 }
 
+/* Clear the set-id bits that @mode (the kernel's, from a SETATTR found by
+ * kills_setid_only) drops, from the file's mode as it is now: the owner
+ * may have changed the mode since, which the kernel's stale mode would
+ * undo. */
+static int
+kill_setid_now (int fd, const char *proc, mode_t mode)
+{
+  struct stat st;
+  mode_t cur, kill;
+
+  if (fstatat (fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  cur = st.st_mode & 07777;
+  kill = cur & ~(mode & 07777) & (S_ISUID | S_ISGID);
+  if (kill == 0)
+    return 0;
+  return fchmodat (AT_FDCWD, proc, cur & ~kill, 0);
+}
+
 static int
 do_chown (FsgFs *fs, fuse_req_t req, int fd, const struct stat *attr, int valid)
 {
@@ -725,7 +744,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
         return reply_err (req, -errno);
       if ((r = do_chown (fs, req, fd, attr, valid)) < 0)
         return reply_err (req, r);
-      if (fchmodat (AT_FDCWD, proc, attr->st_mode & 07777, 0) < 0 && errno != EPERM)
+      if (kill_setid_now (fd, proc, attr->st_mode) < 0 && errno != EPERM)
         return reply_err (req, -errno);
       valid &= ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
     }
