@@ -1744,6 +1744,7 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
   g_autofree char *buf = NULL;
   g_autoptr(GArray) looked_up = NULL; /* fuse_ino_t given a lookup count */
+  fsg_autopin FsgPin dpin = { 0 };
   size_t pos = 0;
   int r;
 
@@ -1756,6 +1757,10 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   buf = g_malloc (size);
   if (plus)
     looked_up = g_array_new (FALSE, FALSE, sizeof (fuse_ino_t));
+  /* The directory's fd, with the daemon's credentials (a reopen by file
+   * handle needs them), before any lookup as the caller. */
+  if (plus && fs->host_checks && inode->kind == FSG_INODE_HOST)
+    (void) fsg_pin (&dpin, fs, inode);
   /* The offset is the index of the next entry, all 64 bits of it: an
    * lseek() beyond the listing ends it. */
   for (guint64 i = off < 0 ? G_MAXUINT64 : (guint64) off; i < d->ents->len; i++)
@@ -1769,9 +1774,24 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
           gboolean looked = FALSE;
 
           memset (&e, 0, sizeof e);
-          if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0 &&
-              refuse_case_insensitive (fs, req, inode, ent->name, &e) == 0)
-            looked = TRUE;
+          if (!ent->opaque)
+            {
+              FsgCreds c;
+              int lr = -EACCES;
+
+              /* Only the host lookup as the caller (search permission);
+               * pins and reopens by file handle keep the daemon's
+               * credentials, as in op_lookup. */
+              if (!fs->host_checks)
+                lr = fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir");
+              else if (creds_enter (fs, req, &c, FALSE))
+                {
+                  lr = fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir");
+                  creds_leave (fs, &c);
+                }
+              if (lr == 0 && refuse_case_insensitive (fs, req, inode, ent->name, &e) == 0)
+                looked = TRUE;
+            }
           entry_for_caller (fs, &e);
           if (!looked)
             {
@@ -1818,16 +1838,10 @@ op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_
 static void
 op_readdirplus (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-  FsgFs *fs = req_fs (req);
-  FsgCreds c;
-
-  /* The entries' lookups as the caller: without search permission on the
-   * directory, names are listed but not their attributes. */
-  if (fs->host_checks && !creds_enter (fs, req, &c, FALSE))
-    return reply_err (req, -EACCES);
+  /* The entries' lookups as the caller (do_readdir): without search
+   * permission on the directory, names are listed but not their
+   * attributes. */
   do_readdir (req, ino, size, off, fi, TRUE);
-  if (fs->host_checks)
-    creds_leave (fs, &c);
 }
 
 static void
