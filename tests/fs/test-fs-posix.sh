@@ -11,8 +11,9 @@
 # directory of the same tmpfs, twice: with default_permissions (the kernel
 # checks) and with --host-checks (the daemon acts with each caller's
 # credentials and the host checks, as under fsgate-run). Every line must be
-# identical, except the deliberate one: a set-id bit cannot be made through
-# the view.
+# identical, except the deliberate ones: a set-id bit cannot be made through
+# the view, and under --host-checks another user's exec-only (0711) binary
+# is refused.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMPDIR=${FSGATE_POSIX_TMPDIR:-/var/tmp}
@@ -67,6 +68,16 @@ for mode in default-permissions host-checks; do
     for i in "${!native[@]}"; do
         n=${native[$i]} v=${view[$i]:-}
         case $n in
+        "bob runs exe (0711) "*)
+            # deliberate under host checks: an exec-only binary of another
+            # owner is refused (EACCES = 13), since the kernel would not
+            # keep it unreadable (docs/security.md, "Permissions")
+            if [ $mode = host-checks ]; then
+                is "$mode: ${n%%: *}: refused, EACCES (host: ${n#*: })" "$v" "${n%%: *}: exit=113"
+            else
+                is "$mode: ${n%%: *}: ${n#*: }" "$v" "$n"
+            fi
+            ;;
         DIVERGE*)
             is "$mode: view strips a set-id bit made by chmod (host: ${n##*: })" \
                 "${v##*: }" "$(echo "${n##*: }" | sed 's/mode=4/mode=0/')"
