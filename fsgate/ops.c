@@ -1413,6 +1413,25 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_fil
   fuse_reply_data (req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
 
+/* A root daemon writes with CAP_FSETID, so the host would keep the set-id
+ * bits of a file written through it. The kernel clears them itself (a
+ * SETATTR) for cached writes, but not for direct I/O (the 0200 fallback of
+ * open_as_caller, O_DIRECT): a write to a set-id file is therefore made
+ * with the caller's credentials (creds_enter drops CAP_FSETID unless the
+ * caller is root of the daemon's own namespace), and the host clears the
+ * bits as it would for the caller. Returns TRUE with @c to leave. */
+static gboolean
+setid_write_enter (FsgFs *fs, fuse_req_t req, int fd, FsgCreds *c)
+{
+  struct stat st;
+
+  if (!fs->is_root || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return FALSE;
+  if (!(st.st_mode & S_ISUID) && (st.st_mode & (S_ISGID | S_IXGRP)) != (S_ISGID | S_IXGRP))
+    return FALSE;
+  return creds_enter (fs, req, c, TRUE);
+}
+
 static void
 op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
               struct fuse_file_info *fi)
@@ -1420,12 +1439,17 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
   FsgInode *held;
+  FsgCreds c;
+  gboolean setid;
   ssize_t n;
 
   out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
   out.buf[0].fd = fi->fh;
   out.buf[0].pos = off;
+  setid = setid_write_enter (fs, req, fi->fh, &c);
   n = fuse_buf_copy (&out, in_buf, 0);
+  if (setid)
+    creds_leave (fs, &c);
   if (n < 0)
     return reply_err (req, (int) n);
   /* After the reply the file may be released and the inode forgotten. */
@@ -1513,7 +1537,13 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t leng
   FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino),
                                           (mode & ~FALLOC_FL_KEEP_SIZE) != 0);
 
-  reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
+  FsgCreds c;
+  gboolean setid = setid_write_enter (fs, req, fi->fh, &c);
+  int r = fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno;
+
+  if (setid)
+    creds_leave (fs, &c);
+  reply_err (req, r);
   fsg_inode_changed_unhold (fs, held);
 }
 
@@ -1535,10 +1565,15 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   FsgInode *held;
+  FsgCreds c;
+  gboolean setid;
   ssize_t n;
 
   /* fi_out was opened for writing, so the policy allowed it at open. */
+  setid = setid_write_enter (fs, req, fi_out->fh, &c);
   n = copy_file_range (fi_in->fh, &off_in, fi_out->fh, &off_out, len, flags);
+  if (setid)
+    creds_leave (fs, &c);
   if (n < 0)
     return reply_err (req, -errno);
   held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino_out), FALSE);

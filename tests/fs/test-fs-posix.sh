@@ -13,7 +13,9 @@
 # credentials and the host checks, as under fsgate-run). Every line must be
 # identical, except the deliberate ones: a set-id bit cannot be made through
 # the view, and under --host-checks another user's exec-only (0711) binary
-# is refused.
+# is refused. A third pass uses the writeback cache (no kernel passthrough,
+# as in an unprivileged fsgate-run), where write-only files are written
+# with direct I/O.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMPDIR=${FSGATE_POSIX_TMPDIR:-/var/tmp}
@@ -48,12 +50,16 @@ mapfile -t native < "$TESTDIR/native.txt"
 # it shows (default_permissions, what `fsgate mount` does by default) and
 # the host with each caller's credentials (--host-checks, what fsgate-run
 # does).
-for mode in default-permissions host-checks; do
+for mode in default-permissions host-checks host-checks-writeback; do
     opts=()
-    [ $mode = host-checks ] && opts=(--host-checks)
+    [ $mode != default-permissions ] && opts=(--host-checks)
+    # without kernel passthrough the view uses the writeback cache, as an
+    # unprivileged fsgate-run does (write-only files: direct I/O)
+    pt=1
+    [ $mode = host-checks-writeback ] && pt=0
     rm -rf "$T/view"
     mkdir "$T/view"
-    "$FSGATE" mount --profile none --rw "$T/view" --xattr "${opts[@]}" -f "$TESTDIR/mnt" 2> "$TESTDIR/daemon.err" &
+    FSGATE_PASSTHROUGH=$pt "$FSGATE" mount --profile none --rw "$T/view" --xattr "${opts[@]}" -f "$TESTDIR/mnt" 2> "$TESTDIR/daemon.err" &
     DAEMON=$!
     track $DAEMON
     for _ in $(seq 200); do
@@ -68,11 +74,22 @@ for mode in default-permissions host-checks; do
     for i in "${!native[@]}"; do
         n=${native[$i]} v=${view[$i]:-}
         case $n in
+        "bob utime a to now (writable) "*)
+            # known difference with the writeback cache (unprivileged
+            # fsgate-run): the kernel sends explicit times, which a
+            # non-owner may not set (EPERM); a TAP TODO until fixed
+            if [ $mode = host-checks-writeback ] && [ "$v" != "$n" ]; then
+                _n=$((_n + 1))
+                echo "not ok $_n - $mode: ${n%%: *} # TODO writeback cache: utime(NOW) by a non-owner gives ${v##*: }"
+            else
+                is "$mode: ${n%%: *}: ${n#*: }" "$v" "$n"
+            fi
+            ;;
         "bob runs exe (0711) "*)
             # deliberate under host checks: an exec-only binary of another
             # owner is refused (EACCES = 13), since the kernel would not
             # keep it unreadable (docs/security.md, "Permissions")
-            if [ $mode = host-checks ]; then
+            if [ $mode != default-permissions ]; then
                 is "$mode: ${n%%: *}: refused, EACCES (host: ${n#*: })" "$v" "${n%%: *}: exit=113"
             else
                 is "$mode: ${n%%: *}: ${n#*: }" "$v" "$n"
