@@ -1379,6 +1379,7 @@ fsg_run (const FsgRunOptions *opts)
   if (!plan_host_flags (run, opts->policy, run->mount_tmp, &error))
     return early_fail (run, "%s", error->message);
   build_mount_plan (run, mount_tmp);
+  fsg_hybrid_prepare (&run->spec, run->strings, opts->policy, opts->verbose > 0);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 
