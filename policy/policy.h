@@ -262,8 +262,14 @@ typedef struct
   FsgAccess access;    /* of it and everything below */
   const FsgRule *rule; /* the rule that decides it */
   guint64 dev, ino;    /* its identity when planned */
+  guint64 nlink;       /* its subdirectories + 2, on most file systems */
   char *served_why;    /* NULL: bound */
 } FsgHybridTree;
+
+/* At most this many trees are bound (FSGATE_HYBRID_MAX overrides): the
+ * shallowest, then those with the most subdirectories. */
+#define FSG_HYBRID_DEFAULT_MAX 24
+guint fsg_policy_hybrid_max_binds (void);
 
 void fsg_hybrid_tree_free (FsgHybridTree *tree);
 

@@ -311,6 +311,7 @@ add_tree (Plan *plan, const char *path, const FsgPathState *state, const struct 
   t->rule = state->rule;
   t->dev = st->st_dev;
   t->ino = st->st_ino;
+  t->nlink = st->st_nlink;
   t->served_why = why;
   g_ptr_array_add (plan->out, t);
 }
@@ -494,6 +495,41 @@ deny_target_clear (gpointer data)
   g_free (t->place);
 }
 
+static guint
+path_depth (const char *path)
+{
+  guint d = 0;
+
+  for (const char *p = path; *p; p++)
+    d += *p == '/';
+  return strcmp (path, "/") == 0 ? 0 : d;
+}
+
+/* Binding first: shallow trees, then those with more subdirectories. */
+static int
+by_worth (gconstpointer a, gconstpointer b)
+{
+  const FsgHybridTree *x = *(FsgHybridTree *const *) a, *y = *(FsgHybridTree *const *) b;
+  guint dx = path_depth (x->path), dy = path_depth (y->path);
+
+  if (dx != dy)
+    return dx < dy ? -1 : 1;
+  if (x->nlink != y->nlink)
+    return x->nlink > y->nlink ? -1 : 1;
+  return strcmp (x->path, y->path);
+}
+
+guint
+fsg_policy_hybrid_max_binds (void)
+{
+  const char *v = g_getenv ("FSGATE_HYBRID_MAX");
+  guint64 n;
+
+  if (v != NULL && g_ascii_string_to_unsigned (v, 10, 0, 100000, &n, NULL))
+    return (guint) n;
+  return FSG_HYBRID_DEFAULT_MAX;
+}
+
 static int
 by_path (gconstpointer a, gconstpointer b)
 {
@@ -549,6 +585,21 @@ fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
     }
   g_array_unref (plan.mounts);
   g_array_unref (plan.targets);
+  /* Each bind costs about as much as two or three lookups through the
+   * daemon (a lookup of its place in the view, the mount, its share of the
+   * namespace teardown), so only the trees likely to see more are bound. */
+  {
+    guint max = fsg_policy_hybrid_max_binds (), n = 0;
+
+    g_ptr_array_sort (plan.out, by_worth);
+    for (guint i = 0; i < plan.out->len; i++)
+      {
+        FsgHybridTree *t = plan.out->pdata[i];
+
+        if (t->served_why == NULL && ++n > max)
+          t->served_why = g_strdup_printf ("beyond the first %u binds (FSGATE_HYBRID_MAX)", max);
+      }
+  }
   g_ptr_array_sort (plan.out, by_path);
   return plan.out;
 }

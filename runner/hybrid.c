@@ -12,8 +12,9 @@
  * host mount's noexec, nosymfollow and atime flags. The host directory is
  * opened without following symlinks and must still be the object planned
  * (st_dev, st_ino); the place in the view is opened beneath the view
- * without following symlinks. A directory that changed since the plan, or
- * that the view no longer shows, is left to the daemon (same decisions).
+ * without following symlinks. A directory that changed since the plan, that
+ * the view no longer shows, or below which a host mount appeared since, is
+ * left to the daemon (same decisions).
  * Any other failure stops the run (exit 125): the plan printed by -v must
  * be what the command gets. FSGATE_HYBRID=0 turns it all off.
  */
@@ -55,7 +56,7 @@ plan_for (const FsgPolicy *policy)
 static void
 describe (GPtrArray *plan, GString *bound, GString *served)
 {
-  guint n = 0;
+  guint n = 0, beyond = 0;
 
   for (guint i = 0; i < plan->len; i++)
     {
@@ -63,11 +64,19 @@ describe (GPtrArray *plan, GString *bound, GString *served)
 
       if (t->served_why == NULL)
         g_string_append_printf (bound, "%s%s", n++ ? " " : "", t->path);
+      else if (g_str_has_prefix (t->served_why, "beyond "))
+        beyond++;
       else
         g_string_append_printf (served, "%s (%s); ", t->path, t->served_why);
     }
   if (served->len >= 2)
-    g_string_truncate (served, served->len - 2);
+    {
+      g_string_truncate (served, served->len - 2);
+      g_string_prepend (served, "; uniform but served: ");
+    }
+  if (beyond > 0)
+    g_string_append_printf (served, "; %u more uniform directories served beyond the first %u "
+                            "binds (FSGATE_HYBRID_MAX)", beyond, fsg_policy_hybrid_max_binds ());
 }
 
 char *
@@ -88,9 +97,9 @@ fsg_hybrid_summary (const FsgPolicy *policy)
   for (guint i = 0; i < plan->len; i++)
     n_bound += ((FsgHybridTree *) plan->pdata[i])->served_why == NULL;
   return g_strdup_printf ("hybrid view: %u host director%s bound read-only (%s); the daemon "
-                          "serves the rest%s%s",
+                          "serves the rest%s",
                           n_bound, n_bound == 1 ? "y" : "ies", n_bound ? bound->str : "none",
-                          served->len ? ", including the uniform " : "", served->str);
+                          served->str);
 }
 
 void
@@ -186,6 +195,14 @@ fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index)
           return -err;
         }
       tree = (int) syscall (SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+      if (tree < 0 && errno == EINVAL)
+        {
+          /* a host mount appeared below since the plan (a non-recursive
+           * clone would hide what is under it): the daemon serves it */
+          close (src);
+          close (dst);
+          continue;
+        }
       if (tree < 0)
         err = errno;
       else

@@ -126,7 +126,18 @@ main (int argc, char **argv)
       return 0;
     }
   if (doctor)
-    return fsg_doctor (verbose);
+    {
+      int doctor_status = fsg_doctor (verbose);
+      g_autoptr(FsgPolicy) dpolicy = fsg_policy_options_build (popts, NULL);
+
+      /* what a run with these policy options would bind and serve */
+      if (dpolicy != NULL)
+        {
+          g_autofree char *line = fsg_hybrid_summary (dpolicy);
+          g_print ("info  %s\n", line);
+        }
+      return doctor_status;
+    }
 
   /* GOption leaves a "--" that follows a non-option; drop the first one. */
   {

@@ -16,6 +16,9 @@ require_fsgate
 
 FSGATE=${FSGATE:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/fsgate/fsgate}
 SEEDS=${HYBRID_SEEDS:-12}
+# bind every uniform tree (the default binds only the first 24, system
+# trees first), so that the generated trees are bound too
+export FSGATE_HYBRID_MAX=100000
 
 # What explain's decision means for one probe line (see hybrid-gen.py).
 expected () { # ACCESS PROBE-LINE
@@ -99,5 +102,9 @@ out=$(run_fsg -- sh -c 'grep " /usr " /proc/self/mountinfo' 2>/dev/null)
 check "the bind of /usr is read-only, nosuid, nodev" grep -q ' ro,nosuid,nodev' <<< "$out"
 out=$(run_fsg -v -- true 2>&1)
 check "fsgate-run -v names what is bound" grep -q 'hybrid view: .* bound read-only (.*/usr' <<< "$out"
+out=$("$FSGATE_RUN" --doctor 2>&1)
+check "fsgate-run --doctor names what is bound" grep -q '^info  hybrid view: .* bound read-only (.*/usr' <<< "$out"
+out=$(FSGATE_HYBRID_MAX=3 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
+check "FSGATE_HYBRID_MAX=3: 3 trees bound, the rest served" grep -q 'hybrid view: 3 host directories bound .* more uniform directories served beyond the first 3 binds' <<< "$out"
 
 done_testing
