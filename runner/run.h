@@ -278,6 +278,13 @@ gboolean fsg_syscall_filter_build (gboolean network_allowed,
                                    struct sock_fprog *out_plain,
                                    GError **error);
 void fsg_syscall_filter_clear (struct sock_fprog *prog);
+/* The same; @precompiled FALSE compiles them with libseccomp now even when
+ * the build precompiled them (gen-seccomp.c). */
+gboolean fsg_syscall_filter_build_full (gboolean network_allowed, gboolean precompiled,
+                                        struct sock_fprog *out_notify,
+                                        struct sock_fprog *out_plain, GError **error);
+/* TRUE when the build precompiled the programs. */
+gboolean fsg_syscall_filter_precompiled (void);
 
 /* Output capture (output.c): keeps the first and the last half of the cap
  * of a stream. After fsg_capture_finish(), @data is head + a marker line
