@@ -284,7 +284,31 @@ typedef struct
   GArray *targets; /* DenyTarget */
   GPtrArray *out;  /* FsgHybridTree* */
   guint dirs_read;
+  GHashTable *uniform_sets[2]; /* ro, rw: interned set -> 1 uniform, 2 not */
 } Plan;
+
+/* fsg_path_state_uniform(), once per interned set and access. */
+static gboolean
+plan_uniform (Plan *plan, const FsgPathState *state)
+{
+  GHashTable *cache;
+  gpointer key = (gpointer) state->set;
+  guint v;
+
+  if ((state->access != FSG_ACCESS_RO && state->access != FSG_ACCESS_RW) ||
+      (state->flags & (FSG_STATE_SYNTHETIC | FSG_STATE_ALIAS)))
+    return FALSE;
+  cache = plan->uniform_sets[state->access == FSG_ACCESS_RW];
+  if (key == NULL)
+    key = &plan->uniform_sets; /* the empty set */
+  v = GPOINTER_TO_UINT (g_hash_table_lookup (cache, key));
+  if (v == 0)
+    {
+      v = fsg_path_state_uniform (plan->policy, state) ? 1 : 2;
+      g_hash_table_insert (cache, key, GUINT_TO_POINTER (v));
+    }
+  return v == 1;
+}
 
 #define MAX_DIRS_READ 256 /* directories listed on the way (ancestors of rules) */
 #define MAX_DEPTH 24
@@ -375,6 +399,7 @@ each_subdir (Plan *plan, int dfd, const char *path, const FsgPathState *state, g
     {
       g_autofree char *child_path = NULL;
       FsgPathState child;
+      gboolean uniform;
       struct stat cst;
       int cfd;
 
@@ -385,13 +410,22 @@ each_subdir (Plan *plan, int dfd, const char *path, const FsgPathState *state, g
       child = fsg_policy_child_state (plan->policy, state, de->d_name);
       if (child.access < FSG_ACCESS_RO)
         continue;
+      if (fstatat (dfd, de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (cst.st_mode))
+        continue;
+      child_path = join (path, de->d_name);
+      uniform = uniform_parent || plan_uniform (plan, &child);
+      if (uniform && !mount_below (plan->mounts, child_path))
+        {
+          /* the common case: nothing below to look at */
+          place_uniform (plan, -1, child_path, &child, &cst, depth + 1);
+          continue;
+        }
       cfd = openat (dfd, de->d_name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
       if (cfd < 0)
         continue;
       if (fstat (cfd, &cst) == 0 && S_ISDIR (cst.st_mode))
         {
-          child_path = join (path, de->d_name);
-          if (uniform_parent || fsg_path_state_uniform (plan->policy, &child))
+          if (uniform)
             place_uniform (plan, cfd, child_path, &child, &cst, depth + 1);
           else
             walk (plan, cfd, child_path, &child, depth + 1);
@@ -474,7 +508,7 @@ walk (Plan *plan, int dfd, const char *path, const FsgPathState *state, guint de
             continue;
           if (fstat (cfd, &cst) == 0)
             {
-              if (fsg_path_state_uniform (plan->policy, &child))
+              if (plan_uniform (plan, &child))
                 place_uniform (plan, cfd, child_path, &child, &cst, depth + 1);
               else
                 walk (plan, cfd, child_path, &child, depth + 1);
@@ -556,6 +590,8 @@ fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
   int fd;
 
   plan.policy = policy;
+  plan.uniform_sets[0] = g_hash_table_new (NULL, NULL);
+  plan.uniform_sets[1] = g_hash_table_new (NULL, NULL);
   plan.out = g_ptr_array_new_with_free_func ((GDestroyNotify) fsg_hybrid_tree_free);
   plan.mounts = parse_mounts (mountinfo);
   plan.targets = g_array_new (FALSE, TRUE, sizeof (DenyTarget));
@@ -585,6 +621,8 @@ fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
     }
   g_array_unref (plan.mounts);
   g_array_unref (plan.targets);
+  g_hash_table_unref (plan.uniform_sets[0]);
+  g_hash_table_unref (plan.uniform_sets[1]);
   /* Each bind costs about as much as two or three lookups through the
    * daemon (a lookup of its place in the view, the mount, its share of the
    * namespace teardown), so only the trees likely to see more are bound. */
