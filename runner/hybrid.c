@@ -41,12 +41,32 @@
 # define SYS_mount_setattr 442
 #endif
 
+/* NULL when open_tree, mount_setattr and move_mount can be called here, else
+ * why not. A seccomp filter (a container runtime's) or an old kernel refuses
+ * them with ENOSYS or EPERM before it looks at the arguments; then the
+ * daemon serves everything rather than the run failing in I. */
+static const char *
+mount_api_refused (void)
+{
+  int fd = (int) syscall (SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLOEXEC);
+
+  if (fd < 0)
+    return "open_tree() is refused here (an old kernel or a seccomp filter)";
+  close (fd);
+  if (syscall (SYS_mount_setattr, -1, "", AT_EMPTY_PATH, NULL, 0) < 0
+      && (errno == ENOSYS || errno == EPERM))
+    return "mount_setattr() is refused here (an old kernel or a seccomp filter)";
+  if (syscall (SYS_move_mount, -1, "", -1, "", 0) < 0 && (errno == ENOSYS || errno == EPERM))
+    return "move_mount() is refused here (an old kernel or a seccomp filter)";
+  return NULL;
+}
+
 static GPtrArray *
 plan_for (const FsgPolicy *policy)
 {
   g_autofree char *mountinfo = NULL;
 
-  if (!fsg_policy_hybrid_enabled ())
+  if (!fsg_policy_hybrid_enabled () || mount_api_refused () != NULL)
     return NULL;
   if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
     return NULL;
@@ -89,6 +109,9 @@ fsg_hybrid_summary (const FsgPolicy *policy)
 
   if (!fsg_policy_hybrid_enabled ())
     return g_strdup ("hybrid view off (FSGATE_HYBRID=0): the daemon serves every path");
+  if (mount_api_refused () != NULL)
+    return g_strdup_printf ("hybrid view off: %s; the daemon serves every path",
+                            mount_api_refused ());
   plan = plan_for (policy);
   if (plan == NULL)
     return g_strdup ("hybrid view off: /proc/self/mountinfo is unreadable; the daemon serves "

@@ -107,4 +107,23 @@ check "fsgate-run --doctor names what is bound" grep -q '^info  hybrid view: .* 
 out=$(FSGATE_HYBRID_MAX=3 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
 check "FSGATE_HYBRID_MAX=3: 3 trees bound, the rest served" grep -q 'hybrid view: 3 host directories bound .* more uniform directories served beyond the first 3 binds' <<< "$out"
 
+# Where a seccomp filter (a container runtime's) refuses the new mount API,
+# the hybrid view is off and says so, and runs still work.
+no_open_tree () {
+  python3 -c '
+import ctypes, os, sys
+l = ctypes.CDLL("libseccomp.so.2")
+l.seccomp_init.restype = ctypes.c_void_p
+ctx = ctypes.c_void_p(l.seccomp_init(0x7fff0000))         # SCMP_ACT_ALLOW
+nr = l.seccomp_syscall_resolve_name(b"open_tree")
+assert l.seccomp_rule_add(ctx, 0x00050000 | 1, nr, 0) == 0  # SCMP_ACT_ERRNO(EPERM)
+assert l.seccomp_load(ctx) == 0
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+out=$(no_open_tree "$FSGATE_RUN" -v -- sh -c 'grep -c " /usr " /proc/self/mountinfo; cat /etc/hostname >/dev/null && echo view-ok' 2>&1)
+check "open_tree refused by seccomp: hybrid view off with the reason, /usr served, the run works" \
+  grep -q 'hybrid view off: open_tree() is refused here' <<< "$out"
+is "... and the command sees no bind" "$(grep -v '^fsgate-run' <<< "$out")" "0
+view-ok"
+
 done_testing
