@@ -268,7 +268,7 @@ typedef struct
 
 /* At most this many trees are bound (FSGATE_HYBRID_MAX overrides): the
  * shallowest, then those with the most subdirectories. */
-#define FSG_HYBRID_DEFAULT_MAX 24
+#define FSG_HYBRID_DEFAULT_MAX 16
 guint fsg_policy_hybrid_max_binds (void);
 
 void fsg_hybrid_tree_free (FsgHybridTree *tree);

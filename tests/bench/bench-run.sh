@@ -101,7 +101,7 @@ ratio () { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 TARGETS=(native bwrap off hybrid)
 "${FR[@]}" -- true || die "fsgate-run -- true fails here (fsgate-run --doctor)"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
-echo "# hybrid view: $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound' | head -1)"
+echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound' | head -1)"
 for _ in $(seq "$START_RUNS"); do
   for tgt in "${TARGETS[@]}"; do run_start "$tgt"; done
 done

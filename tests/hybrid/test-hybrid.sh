@@ -16,7 +16,7 @@ require_fsgate
 
 FSGATE=${FSGATE:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/fsgate/fsgate}
 SEEDS=${HYBRID_SEEDS:-12}
-# bind every uniform tree (the default binds only the first 24, system
+# bind every uniform tree (the default binds only the first 16, system
 # trees first), so that the generated trees are bound too
 export FSGATE_HYBRID_MAX=100000
 
