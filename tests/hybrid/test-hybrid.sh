@@ -107,6 +107,21 @@ check "fsgate-run --doctor names what is bound" grep -q '^info  hybrid view: .* 
 out=$(FSGATE_HYBRID_MAX=3 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
 check "FSGATE_HYBRID_MAX=3: 3 trees bound, the rest served" grep -q 'hybrid view: 3 host directories bound .* more uniform directories served beyond the first 3 binds' <<< "$out"
 
+# The one documented difference: operations across a bind's edge are refused
+# with the mount-point errnos (rename/rmdir of the bound directory: EBUSY;
+# rename/link between it and the rest of the view: EXDEV) where the daemon
+# says EROFS. Refused in both modes.
+edge='
+import os, errno
+for f in (lambda: os.rename("/usr", "/usr2"), lambda: os.rename("/etc/passwd", "/usr/passwd"),
+          lambda: os.link("/usr/bin/true", "/etc/t"), lambda: os.chmod("/usr", 0o755),
+          lambda: os.rename("/usr/bin/true", "/usr/bin/t")):
+    try: f(); print("OK", end=" ")
+    except OSError as e: print(errno.errorcode[e.errno], end=" ")'
+is "operations at a bind's edge: EBUSY/EXDEV with the hybrid view" \
+  "$(run_fsg -- python3 -c "$edge" 2>/dev/null)" "EBUSY EXDEV EXDEV EROFS EROFS "
+is "... EROFS without it" "$(FSGATE_HYBRID=0 run_fsg -- python3 -c "$edge" 2>/dev/null)" "EROFS EROFS EROFS EROFS EROFS "
+
 # Where a seccomp filter (a container runtime's) refuses the new mount API,
 # the hybrid view is off and says so, and runs still work.
 no_open_tree () {
