@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * GError helpers built on errno, and a short-write-safe write loop.
+ * GError helpers built on errno, a short-write-safe write loop, and a
+ * process's command name.
  */
 #include "config.h"
 
@@ -8,6 +9,7 @@
 
 #include <gio/gio.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 
 static gboolean
@@ -88,4 +90,27 @@ fsg_write_all (int fd, const void *buf, size_t len)
       len -= (size_t) n;
     }
   return 0;
+}
+
+char *
+fsg_read_comm (pid_t pid)
+{
+  char path[64];
+  char buf[64];
+  fsg_autofd int fd = -1;
+  ssize_t n;
+
+  if (pid <= 0)
+    return NULL;
+  snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return NULL;
+  n = FSG_RETRY (read (fd, buf, sizeof buf - 1));
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  if (buf[n - 1] == '\n')
+    buf[n - 1] = '\0';
+  return g_strdup (buf);
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Small helpers shared by every module: fd cleanup, GError from errno, the
- * exit statuses the tools promise, and retry-on-EINTR. Nothing here allocates
- * on behalf of the caller except the GError helpers.
+ * exit statuses the tools promise, retry-on-EINTR, and a process's command
+ * name. Nothing here allocates on behalf of the caller except the GError
+ * helpers and fsg_read_comm().
  */
 #pragma once
 
 #include <errno.h>
 #include <glib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 G_BEGIN_DECLS
@@ -54,5 +56,10 @@ int fsg_write_file_async_signal_safe (const char *path, const char *text);
 
 /* Write all of @len bytes, retrying on EINTR and short writes. Returns 0 or -errno. */
 int fsg_write_all (int fd, const void *buf, size_t len);
+
+/* The command name of process @pid (/proc/PID/comm, without the newline),
+ * or NULL when @pid is not positive or the process is gone. For audit
+ * records: the daemon's and the runner's both come from here. (transfer full) */
+char *fsg_read_comm (pid_t pid);
 
 G_END_DECLS

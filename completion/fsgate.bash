@@ -6,6 +6,12 @@
 # The POLICY OPTIONS both tools share (policy/policy-cli.c).
 _fsgate_policy_opts='--profile --policy -p --rw --ro --deny-read --deny-write
     --net --no-net --timeout --kill-after --output-cap --hide-denied'
+# The same without the options only fsgate-run uses (mount and explain
+# accept but do not list them).
+_fsgate_view_opts='--profile --policy -p --rw --ro --deny-read --deny-write
+    --net --no-net --hide-denied'
+_fsgate_mount_opts='--profile --policy -p --rw --ro --deny-read --deny-write
+    --hide-denied'
 # Policy options that take a value as the next word.
 _fsgate_policy_args='--profile --policy -p --rw --ro --deny-read --deny-write
     --timeout --kill-after --output-cap'
@@ -58,6 +64,7 @@ _fsgate()
 
     case $command in
         mount)
+            opts="$_fsgate_mount_opts -h --help"
             opts+=' --audit-log --audit --xattr --foreground -f --debug -d --stats'
             case $prev in
                 --audit-log | --stats)
@@ -70,7 +77,10 @@ _fsgate()
                     ;;
             esac
             ;;
-        explain | policy) ;;
+        explain)
+            opts="$_fsgate_view_opts --mount -h --help"
+            ;;
+        policy) ;;
         *)
             return
             ;;
@@ -155,7 +165,7 @@ _fsgate_run()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$_fsgate_policy_opts -C --cwd --json
-            --capture --pass-fd --doctor -v --verbose --version -h --help
+            --capture --pass-fd --doctor -v --verbose -q --quiet --version -h --help
             --help-all --help-policy --" -- "$cur"))
         return
     fi

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * JSON Lines encoding of audit events. One object per event, no newline;
- * the caller appends "\n" and writes the line with a single write(2) so
- * that concurrent workers never interleave records in an O_APPEND file.
+ * Audit events: their JSON encodings (one object per event, no newline; the
+ * caller appends "\n" and writes the line with a single write(2) so that
+ * concurrent workers never interleave records in an O_APPEND file), and
+ * their emission by the view (fsg_fs_audit(): the view paths, the deciding
+ * rule and the caller's pid and command name of a FUSE request).
  */
 #include "config.h"
 
 #include "fsgate/audit.h"
+#include "fsgate/fs-private.h"
 
 #include <json-glib/json-glib.h>
+#include <string.h>
 
 void
 fsg_json_add_text (JsonBuilder *b, const char *name, const char *value)
@@ -25,12 +29,9 @@ fsg_json_add_text (JsonBuilder *b, const char *name, const char *value)
     }
 }
 
-char *
-fsg_audit_event_to_json (const FsgAuditEvent *event)
+static void
+add_log_members (JsonBuilder *b, const FsgAuditEvent *event)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GDateTime) dt = NULL;
   g_autofree char *stamp = NULL;
 
@@ -41,7 +42,6 @@ fsg_audit_event_to_json (const FsgAuditEvent *event)
       stamp = g_strdup_printf ("%s.%06dZ", base, (int) (event->time_us % G_USEC_PER_SEC));
     }
 
-  json_builder_begin_object (b);
   json_builder_set_member_name (b, "time");
   if (stamp != NULL)
     json_builder_add_string_value (b, stamp);
@@ -72,9 +72,103 @@ fsg_audit_event_to_json (const FsgAuditEvent *event)
   json_builder_set_member_name (b, "pid");
   json_builder_add_int_value (b, event->pid);
   fsg_json_add_text (b, "comm", event->comm);
+}
+
+static void
+add_report_members (JsonBuilder *b, const FsgAuditEvent *event)
+{
+  json_builder_set_member_name (b, "source");
+  json_builder_add_string_value (b, "fuse");
+  fsg_json_add_text (b, "operation", event->op ? event->op : "");
+  fsg_json_add_text (b, "path", event->path ? event->path : "");
+  if (event->path2 != NULL)
+    fsg_json_add_text (b, "path2", event->path2);
+  fsg_json_add_text (b, "rule", event->rule ? event->rule : "");
+  json_builder_set_member_name (b, "errno");
+  json_builder_add_int_value (b, event->err);
+  json_builder_set_member_name (b, "pid");
+  json_builder_add_int_value (b, event->pid);
+  fsg_json_add_text (b, "command", event->comm);
+}
+
+char *
+fsg_audit_event_to_json (const FsgAuditEvent *event, FsgAuditFormat format)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  json_builder_begin_object (b);
+  if (format == FSG_AUDIT_FORMAT_REPORT)
+    add_report_members (b, event);
+  else
+    add_log_members (b, event);
   json_builder_end_object (b);
 
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
   return json_generator_to_data (gen, NULL);
+}
+
+/* ---- Emission by the view ------------------------------------------------ */
+
+void
+fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+              const char *name, FsgInode *parent2, const char *name2,
+              const FsgPathState *state, gboolean denied, int err, const char *mode)
+{
+  FsgAuditEvent ev = { 0 };
+  g_autofree char *path = NULL;
+  g_autofree char *path2 = NULL;
+  g_autofree char *rule = NULL;
+  g_autofree char *comm = NULL;
+  const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
+
+  if (denied)
+    __atomic_fetch_add (&fs->denials, 1, __ATOMIC_RELAXED);
+  if (!denied && fs->audit_level != FSG_AUDIT_ALL)
+    return;
+  if (fs->audit_fd < 0 && fs->audit_func == NULL)
+    return;
+
+  /* A hard-linked file's view inode has one primary name: its records show
+   * that name's path, and the rule the inode was decided by. */
+  path = fsg_inode_path (fs, parent, name);
+  if (parent2 != NULL)
+    path2 = fsg_inode_path (fs, parent2, name2);
+  if (state != NULL)
+    rule = fsg_path_state_describe (fs->policy, state);
+  if (ctx != NULL)
+    comm = fsg_read_comm (ctx->pid);
+
+  ev.time_us = g_get_real_time ();
+  ev.op = op;
+  ev.path = path;
+  ev.path2 = path2;
+  ev.denied = denied;
+  ev.access = state ? state->access : FSG_ACCESS_ABSENT;
+  ev.rule = rule;
+  ev.err = err;
+  ev.mode = mode;
+  ev.pid = ctx ? ctx->pid : 0;
+  ev.comm = comm;
+
+  if (fs->audit_fd >= 0)
+    {
+      g_autofree char *json = fsg_audit_event_to_json (&ev, FSG_AUDIT_FORMAT_LOG);
+      g_autofree char *line = g_strconcat (json, "\n", NULL);
+
+      /* One write per record: O_APPEND keeps lines whole. */
+      (void) fsg_write_all (fs->audit_fd, line, strlen (line));
+    }
+  if (fs->audit_func != NULL)
+    fs->audit_func (&ev, fs->audit_data);
+}
+
+int
+fsg_fs_deny (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+             const char *name, const FsgPathState *state, int err)
+{
+  fsg_fs_audit (fs, req, op, parent, name, NULL, NULL, state, TRUE, err, NULL);
+  return -err;
 }

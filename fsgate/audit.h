@@ -3,7 +3,9 @@
  * Audit events of the policy view: one record per denied operation (always)
  * and, with FSG_AUDIT_ALL, per allowed open/create/unlink/rename/mkdir. The
  * records are data, not log lines: they go to a JSON Lines file and/or to an
- * in-process callback (the runner collects them for its report).
+ * in-process callback (the runner collects them for its report). Both
+ * encodings are built here (fsg_audit_event_to_json()); the daemon side
+ * (fsg_fs_audit(), which fills events from FUSE requests) is in audit.c too.
  */
 #pragma once
 
@@ -46,7 +48,17 @@ typedef void (*FsgAuditFunc) (const FsgAuditEvent *event, gpointer user_data);
  * parses and no record can be hidden behind an odd name. NULL gives null. */
 void fsg_json_add_text (JsonBuilder *builder, const char *name, const char *value);
 
+typedef enum
+{
+  /* `--audit-log` lines: time, op, path, [path2], decision, access, rule,
+   * errno, [error], [mode], pid, comm. */
+  FSG_AUDIT_FORMAT_LOG,
+  /* fsgate-run's denial records for its report: source ("fuse"),
+   * operation, path, [path2], rule, errno, pid, command. */
+  FSG_AUDIT_FORMAT_REPORT,
+} FsgAuditFormat;
+
 /* One JSON object (no newline) for @event. (transfer full) */
-char *fsg_audit_event_to_json (const FsgAuditEvent *event);
+char *fsg_audit_event_to_json (const FsgAuditEvent *event, FsgAuditFormat format);
 
 G_END_DECLS

@@ -1,26 +1,52 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Internals of the FUSE policy view, shared by fs.c (lifecycle), inode.c
- * (inode table, lookup, view paths, audit) and ops.c (fuse_lowlevel_ops).
+ * (the inode table: lookup, names, forget, rename, coherence of siblings),
+ * fdcache.c (the O_PATH fd of each host inode: pin, LRU, reopen), audit.c
+ * (audit records) and ops.c (fuse_lowlevel_ops).
+ *
+ * Identity: a view inode stands for one host object (dev, ino) under one
+ * decision. Non-directories are keyed by (dev, ino, type, access): all the
+ * names of a hard-linked file with the same access are one view inode, so
+ * the kernel has one page cache and one set of attributes for them. Only
+ * access decides what may be done with a file through its inode; a name's
+ * structural flags (root, protected) are derived from its parent whenever
+ * the name itself is created, removed or renamed, and the deciding rule is
+ * explanation only (the audit records of such an inode name its primary
+ * name's path and rule, which belong together). Directories also key the
+ * parts their children are derived from (flags, the live rule set, stub
+ * ancestry). A host file seen read-only under one name and writable under
+ * another is two view inodes ("siblings", at most one of them writable);
+ * inode.c keeps their caches coherent (fsg_inode_changed()).
+ *
+ * Names: every host inode knows the (parent, name) pairs it was looked up
+ * by (FsgName, primary first; the primary gives its view path), indexed in
+ * fs->names so that renames and unlinks made through the view move or drop
+ * exactly the entries they concern.
  *
  * Lock order: fs->ns_lock (reader or writer), then fs->lock. fs->lock is a
- * leaf: it protects the inode tables, nlookup, nchildren, parent/name, the
- * (mutable, because a rename re-derives it) policy state of every inode,
+ * leaf: it protects the inode tables, nlookup, nchildren, the names, the
+ * sibling rings, the (mutable, because a rename re-derives it) policy
+ * state of every inode,
  * and the O_PATH fd cache (fd, pins, the LRU list, n_fds). Never hold it
  * across a host syscall that can block for long (only close() of an
- * O_PATH fd happens under it), and never while replying (a reply may
- * trigger a FORGET of the same inode).
+ * O_PATH fd happens under it), never while replying (a reply may trigger a
+ * FORGET of the same inode), and never while notifying the kernel.
  *
  * fd budget: at most fs->fd_budget O_PATH fds are open. Host inodes beyond
- * it keep (parent, name, dev, ino, btime) and are reopened on demand with
- * openat (parent_fd, name, O_PATH|O_NOFOLLOW) and checked against that
- * identity (ESTALE when it changed). Code that uses an inode's fd pins it
- * first (fsg_inode_pin(), or an fsg_autopin FsgPin): a pinned fd is never
- * closed by the LRU, and a pinned inode is never freed, so unpinning after
- * the reply is fine even if the reply triggered a FORGET.
+ * it keep their identity (dev, ino, type, btime), a file handle when the
+ * daemon may use them, and their names; they are reopened on demand by
+ * handle (open_by_handle_at), else by name (openat (parent_fd, name,
+ * O_PATH|O_NOFOLLOW)), and checked against that identity (ESTALE when no
+ * way finds the same object). Code that uses an inode's fd pins it first
+ * (fsg_inode_pin(), or an fsg_autopin FsgPin): a pinned fd is never closed
+ * by the LRU, and a pinned inode is never freed, so unpinning after the
+ * reply is fine even if the reply triggered a FORGET. An open file and an
+ * open directory keep their inode pinned until RELEASE / RELEASEDIR.
  */
 #pragma once
 
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <glib.h>
 #include <pthread.h>
@@ -34,7 +60,7 @@
 
 G_BEGIN_DECLS
 
-typedef enum
+typedef enum /* stored in a guint8 */
 {
   FSG_INODE_HOST,  /* backed by a host file through an O_PATH fd */
   FSG_INODE_SYNTH, /* synthetic directory: an ancestor of roots (or of stubs) */
@@ -44,33 +70,60 @@ typedef enum
 } FsgInodeKind;
 
 typedef struct _FsgInode FsgInode;
+typedef struct _FsgName FsgName;
+
+/* One (parent, name) under which the view knows an inode. */
+struct _FsgName
+{
+  FsgName *next;      /* the inode's next name */
+  FsgInode *inode;
+  FsgInode *parent;   /* holds one nchildren reference */
+  char *name;
+  gboolean indexed;   /* in fs->names (a name replaced by another object
+                       * through the view, or unlinked, is not) */
+};
+
+/* Most names kept per inode (a file with more hard links seen through the
+ * view keeps its first ones). */
+#define FSG_INODE_MAX_NAMES 8
+
 struct _FsgInode
 {
   /* Immutable after creation. */
-  FsgInodeKind kind;
+  guint8 kind;        /* FsgInodeKind */
+  guint8 fd_permanent; /* never evicted (the view root, roots below a
+                        * synthetic parent: they cannot be reopened) */
+  guint8 stub_anc;    /* the view path is "/" or an ancestor of a stub dir */
+  /* Protected by fs->lock (shared and retired are also read without it). */
+  guint8 hashed;      /* present in fs->inodes */
+  guint8 in_lru;
+  guint8 retired;     /* a sibling changed the host file: unhashed, so the
+                       * next lookup makes a fresh view inode; opens of
+                       * this one bypass the page cache */
+  guint8 shared;      /* siblings exist */
+  /* Immutable after creation (fields ordered to pack: ~170 bytes). */
+  guint16 type;       /* S_IFMT bits */
+  int mount_id;       /* of @handle: a key of fs->mount_fds */
   dev_t dev;          /* host identity; 0 for synthetic inodes */
   ino_t ino;
   guint64 btime;      /* host birth time in ns (0 if unknown): catches inode
                        * number reuse when an evicted fd is reopened */
-  mode_t type;        /* S_IFMT bits */
-  gboolean fd_permanent; /* never evicted (the view root, roots below a
-                          * synthetic parent: they cannot be reopened) */
   guint64 generation;
   guint64 fake_ino;   /* st_ino shown for synthetic inodes */
-  gboolean stub_anc;  /* the view path is "/" or an ancestor of a stub dir */
+  struct file_handle *handle; /* for reopening, NULL when none */
 
   /* Protected by fs->lock. */
-  FsgPathState state;
+  FsgPathState state; /* the decision for the primary name */
   guint64 nlookup;    /* kernel references (LOOKUP minus FORGET) */
-  guint nchildren;    /* inodes whose parent pointer is this inode */
-  FsgInode *parent;   /* NULL for the view root */
-  char *name;         /* last component, NULL for the view root */
+  guint nchildren;    /* names whose parent is this inode */
+  guint n_names;
+  FsgName *names;     /* primary first; NULL only for the view root */
   char *synth_key;    /* key in fs->synth, or NULL */
-  gboolean hashed;    /* present in fs->inodes */
+  FsgInode *sib_next; /* ring of the view inodes of one host non-directory */
+  FsgInode *sib_prev; /* (NULL when alone) */
   /* The fd cache, also protected by fs->lock. */
   int fd;             /* O_PATH|O_NOFOLLOW|O_CLOEXEC, -1 if synthetic or evicted */
   guint pins;         /* users of fd right now (+1 per open file handle) */
-  gboolean in_lru;
   FsgInode *lru_prev; /* towards the most recently used */
   FsgInode *lru_next;
   /* Kernel passthrough, protected by fs->pt_lock. */
@@ -94,6 +147,10 @@ struct _FsgFs
 
   /* Immutable after fsg_fs_new(). */
   GHashTable *root_fds;     /* canonical root path -> fd + 1, opened before mounting */
+  GHashTable *mount_fds;    /* mount id -> fd + 1 of a root directory on it
+                             * (O_RDONLY: open_by_handle_at() refuses O_PATH
+                             * fds); empty when the daemon may not or cannot
+                             * use file handles */
   GHashTable *deny_ids;     /* FsgDevIno of literal deny-read paths */
   GHashTable *stubs;        /* stub view paths */
   GHashTable *stub_parents; /* view path of a proper ancestor of a stub -> GPtrArray of names */
@@ -109,7 +166,8 @@ struct _FsgFs
 
   GMutex lock;
   /* Protected by lock. */
-  GHashTable *inodes;       /* FsgInode -> FsgInode keyed by (dev, ino, state) */
+  GHashTable *inodes;       /* FsgInode -> FsgInode keyed by identity and decision */
+  GHashTable *names;        /* FsgName -> FsgName keyed by (parent, name) */
   GHashTable *synth;        /* "parent-nodeid/name" -> FsgInode for synthetic inodes */
   guint64 next_generation;
   guint64 next_fake_ino;
@@ -119,6 +177,7 @@ struct _FsgFs
   FsgInode *lru_head;       /* most recently used host inode with an fd */
   FsgInode *lru_tail;
   guint64 n_reopens;
+  guint64 n_handle_reopens; /* of n_reopens, by file handle */
   guint64 n_evictions;
 
   FsgInode *root;
@@ -145,8 +204,6 @@ struct _FsgFs
   /* Session. */
   struct fuse_session *se;
   char *mountpoint;         /* set when fsg_fs_mount() mounted it */
-  gboolean session_ready;
-  GThread *loop_thread;
   pthread_t loop_pthread;
   int done_fd;              /* eventfd, readable once the loop has ended */
   GMutex done_lock;
@@ -162,7 +219,7 @@ typedef struct
   ino_t ino;
 } FsgDevIno;
 
-/* inode.c */
+/* inode.c: the inode table */
 void fsg_inode_tables_init (FsgFs *fs);
 void fsg_inode_tables_clear (FsgFs *fs);
 FsgInode *fsg_inode_new_root (FsgFs *fs, int fd, const struct stat *st, FsgPathState state);
@@ -183,10 +240,88 @@ fsg_inode_nodeid (FsgFs *fs, FsgInode *inode)
   return (fuse_ino_t) (uintptr_t) inode;
 }
 
+/* The primary name's parent and last component (NULL for the view root);
+ * with fs->lock held. */
+static inline FsgInode *
+fsg_inode_parent_locked (const FsgInode *inode)
+{
+  return inode->names ? inode->names->parent : NULL;
+}
+
+static inline const char *
+fsg_inode_name_locked (const FsgInode *inode)
+{
+  return inode->names ? inode->names->name : NULL;
+}
+
+/* Free @inode and whatever parents it kept alive if nothing references it
+ * any more (no nlookup, children or pins); with fs->lock held. */
+void fsg_inode_maybe_free_locked (FsgFs *fs, FsgInode *inode);
+
+FsgPathState fsg_inode_get_state (FsgFs *fs, FsgInode *inode);
+/* The view path of @inode, with "/@name" appended when @name is not NULL.
+ * (transfer full) */
+char *fsg_inode_path (FsgFs *fs, FsgInode *inode, const char *name);
+
+/* Look @name up in @parent; on success the child's nlookup is incremented and
+ * @e filled. Returns 0 or -errno; denials are audited (op "lookup" unless
+ * @op is given). On -ENOENT, @e->entry_timeout > 0 asks for a negative
+ * entry to be cached. */
+int fsg_inode_lookup (FsgFs *fs,
+                      fuse_req_t req,
+                      FsgInode *parent,
+                      const char *name,
+                      struct fuse_entry_param *e,
+                      const char *op);
+void fsg_inode_forget (FsgFs *fs, FsgInode *inode, guint64 nlookup);
+
+/* Attributes of an inode as shown in the view. Returns 0 or -errno. */
+int fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st);
+/* Attribute timeout for @inode with state @s: 0 when the host file can
+ * change through another view inode. */
+double fsg_inode_attr_timeout (FsgInode *inode, const FsgPathState *s);
+/* Map a host (dev, ino) to the st_ino shown in the view. */
+ino_t fsg_fs_map_ino (FsgFs *fs, dev_t dev, ino_t ino);
+gboolean fsg_fs_is_denied_id (FsgFs *fs, dev_t dev, ino_t ino);
+/* Timeouts for an entry with this state. */
+double fsg_state_timeout (const FsgPathState *state);
+
+/* After a successful host renameat2 (@flags) of (@parent, @name), the
+ * object @ost, to (@newparent, @newname), where @nst was (NULL: nothing):
+ * move the names the view knows; the moved inodes take the states of their
+ * new places (@new_state; @old_state for the other side of an exchange). */
+void fsg_inode_renamed (FsgFs *fs,
+                        FsgInode *parent,
+                        const char *name,
+                        const struct stat *ost,
+                        const FsgPathState *old_state,
+                        FsgInode *newparent,
+                        const char *newname,
+                        const struct stat *nst,
+                        const FsgPathState *new_state,
+                        unsigned int flags);
+/* After a successful unlink or rmdir of (@parent, @name). */
+void fsg_inode_unlinked (FsgFs *fs, FsgInode *parent, const char *name);
+
+/* The host file of @inode was changed through it (data, size, mode,
+ * times). If other view inodes stand for the same file, retire them and
+ * tell the kernel to drop their cached pages, attributes and names. Call
+ * after replying and without locks: the kernel may need other requests
+ * answered before it can drop a cache. Cheap when there are no siblings. */
+void fsg_inode_changed (FsgFs *fs, FsgInode *inode);
+/* Whether opens of @inode must bypass the page cache (a retired sibling). */
+gboolean fsg_inode_is_retired (FsgFs *fs, FsgInode *inode);
+
+/* Names of stub dirs directly below @inode (NULL when none). (transfer none) */
+GPtrArray *fsg_inode_stub_children (FsgFs *fs, FsgInode *inode);
+
+/* fdcache.c: the O_PATH fd of each host inode */
+
 /* Pin the O_PATH fd of a host inode, reopening it if it was evicted.
  * Returns the fd (valid until fsg_inode_unpin()) or -errno: -EBADF for a
- * synthetic inode, -ESTALE when the host object at (parent, name) is no
- * longer the one this inode stands for. On failure nothing stays pinned. */
+ * synthetic inode, -ESTALE when neither its file handle nor any of its
+ * names leads to the object this inode stands for any more. On failure
+ * nothing stays pinned. */
 int fsg_inode_pin (FsgFs *fs, FsgInode *inode);
 void fsg_inode_unpin (FsgFs *fs, FsgInode *inode);
 
@@ -224,43 +359,31 @@ fsg_pin (FsgPin *pin, FsgFs *fs, FsgInode *inode)
 /* Close cold O_PATH fds down to half the budget (after EMFILE/ENFILE). */
 void fsg_fs_relieve_fd_pressure (FsgFs *fs);
 
-FsgPathState fsg_inode_get_state (FsgFs *fs, FsgInode *inode);
-/* The view path of @inode, with "/@name" appended when @name is not NULL.
- * (transfer full) */
-char *fsg_inode_path (FsgFs *fs, FsgInode *inode, const char *name);
+/* openat (@dirfd, @name, O_PATH|O_NOFOLLOW|O_CLOEXEC), relieving fd
+ * pressure and retrying once on EMFILE/ENFILE. */
+int fsg_fdcache_open_path (FsgFs *fs, int dirfd, const char *name);
+/* A file handle for reopening @fd (NULL when file handles are not used
+ * for its mount); @out_mount_id receives its mount id. (transfer full) */
+struct file_handle *fsg_fdcache_get_handle (FsgFs *fs, int fd, int *out_mount_id);
+/* Decide whether the daemon can reopen files by handle: fills
+ * fs->mount_fds from the roots opened in fs->root_fds. */
+void fsg_fdcache_probe_handles (FsgFs *fs);
+/* Birth time of @stx in ns, 0 when unknown. */
+guint64 fsg_statx_btime (const struct statx *stx);
+/* Is @stx the object @inode stands for? */
+gboolean fsg_inode_identity_matches (const FsgInode *inode, const struct statx *stx);
+/* Give a fresh fd to @inode (whose fd is -1) and account for it; with
+ * fs->lock held. */
+void fsg_fdcache_set_fd_locked (FsgFs *fs, FsgInode *inode, int fd);
+/* Mark @inode's fd most recently used; with fs->lock held. */
+void fsg_fdcache_touch_locked (FsgFs *fs, FsgInode *inode);
+/* Drop @inode's fd and LRU place before freeing it; with fs->lock held. */
+void fsg_fdcache_forget_locked (FsgFs *fs, FsgInode *inode);
 
-/* Look @name up in @parent; on success the child's nlookup is incremented and
- * @e filled. Returns 0 or -errno; denials are audited (op "lookup" unless
- * @op is given). @out_state receives the child's policy state when known. */
-int fsg_inode_lookup (FsgFs *fs,
-                      fuse_req_t req,
-                      FsgInode *parent,
-                      const char *name,
-                      struct fuse_entry_param *e,
-                      const char *op);
-void fsg_inode_forget (FsgFs *fs, FsgInode *inode, guint64 nlookup);
+/* audit.c: audit emission */
 
-/* Attributes of an inode as shown in the view. Returns 0 or -errno. */
-int fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st);
-/* Map a host (dev, ino) to the st_ino shown in the view. */
-ino_t fsg_fs_map_ino (FsgFs *fs, dev_t dev, ino_t ino);
-gboolean fsg_fs_is_denied_id (FsgFs *fs, dev_t dev, ino_t ino);
-/* Timeouts for an entry with this state. */
-double fsg_state_timeout (const FsgPathState *state);
-
-/* After a successful host rename: move the inode that was at
- * (@parent, @name) to (@newparent, @newname) with @new_state. */
-void fsg_inode_renamed (FsgFs *fs,
-                        FsgInode *inode,
-                        FsgInode *newparent,
-                        const char *newname,
-                        FsgPathState new_state);
-
-/* Names of stub dirs directly below @inode (NULL when none). (transfer none) */
-GPtrArray *fsg_inode_stub_children (FsgFs *fs, FsgInode *inode);
-
-/* Audit: record an event for the entry @name of @parent (or @parent itself
- * when @name is NULL). @err is positive. */
+/* Record an event for the entry @name of @parent (or @parent itself when
+ * @name is NULL). @err is positive. */
 void fsg_fs_audit (FsgFs *fs,
                    fuse_req_t req,
                    const char *op,

@@ -181,6 +181,7 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
   g_cond_init (&fs->done_cond);
   fs->done_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   fs->root_fds = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, close_fd_value);
+  fs->mount_fds = g_hash_table_new_full (NULL, NULL, NULL, close_fd_value);
   fs->deny_ids = g_hash_table_new_full (devino_hash, devino_equal, g_free, NULL);
   fs->stubs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   fs->stub_parents = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
@@ -245,6 +246,9 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
         }
       g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
     }
+
+  /* Reopen evicted inodes by file handle where the daemon may. */
+  fsg_fdcache_probe_handles (fs);
 
   /* Literal deny-read paths are also denied by identity, wherever another
    * hard link or bind mount of the same file shows up in the view. */
@@ -487,6 +491,7 @@ fsg_fs_free (FsgFs *fs)
   fsg_fs_stop (fs);
   g_clear_pointer (&fs->se, fuse_session_destroy);
   fsg_inode_tables_clear (fs);
+  g_clear_pointer (&fs->mount_fds, g_hash_table_unref);
   g_clear_pointer (&fs->root_fds, g_hash_table_unref);
   g_clear_pointer (&fs->deny_ids, g_hash_table_unref);
   g_clear_pointer (&fs->stubs, g_hash_table_unref);
@@ -526,6 +531,7 @@ fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
   st.open_fds = fs->n_fds;
   st.fd_budget = fs->fd_budget;
   st.fd_reopens = fs->n_reopens;
+  st.fd_handle_reopens = fs->n_handle_reopens;
   st.fd_evictions = fs->n_evictions;
   g_mutex_unlock (&fs->lock);
   *out_stats = st;

@@ -43,7 +43,10 @@ typedef struct
   /* Most O_PATH fds to keep open for known inodes (0: the RLIMIT_NOFILE
    * hard limit minus a quarter kept for open files; the environment
    * variable FSGATE_FD_BUDGET overrides both). Beyond it, cold inodes
-   * close their fd and reopen it on demand. */
+   * close their fd and reopen it on demand: by file handle when the daemon
+   * has CAP_DAC_READ_SEARCH in the initial user namespace and the root's
+   * filesystem gives handles (FSGATE_FILE_HANDLES=0 in the environment
+   * turns that off), else by name. */
   guint fd_budget;
   /* Never use kernel FUSE passthrough (otherwise used when the daemon has
    * CAP_SYS_ADMIN in the initial user namespace and the kernel offers it;
@@ -130,6 +133,7 @@ typedef struct
   guint64 open_fds;    /* O_PATH fds currently held */
   guint64 fd_budget;
   guint64 fd_reopens;  /* evicted fds opened again */
+  guint64 fd_handle_reopens; /* of fd_reopens, by file handle */
   guint64 fd_evictions;
   /* Requests served per operation, and with FsgFsOptions.op_timing the
    * CPU time (ns) of the daemon threads that served them, replies included;

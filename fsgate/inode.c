@@ -1,11 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The inode table of the policy view: lookup (the only place where a new
- * view inode is created), FORGET accounting, view paths rebuilt from parent
- * pointers, and audit records. Host inodes are keyed by (st_dev, st_ino,
- * policy state), so one host file reached under two different rules is two
- * view inodes and neither inherits the other's rights. Synthetic inodes
- * (ancestors of roots, stubs, alias symlinks) are keyed by (parent, name).
+ * view inode is created), the names each inode is known by, FORGET
+ * accounting, renames and unlinks made through the view, view paths
+ * rebuilt from primary names, and the coherence of siblings.
+ *
+ * Host inodes are keyed by identity and decision (fs-private.h): the names
+ * of one file with the same access share one view inode; a file reached
+ * read-only under one name and writable under another is two, and neither
+ * inherits the other's rights. Synthetic inodes (ancestors of roots, stubs,
+ * alias symlinks) are keyed by (parent, name).
+ *
+ * Siblings: when a host file written through one view inode also has other
+ * view inodes (only ones with another decision, so read-only ones),
+ * fsg_inode_changed() retires them: they leave the table, so the next
+ * lookup of their names makes a fresh view inode with fresh attributes and
+ * an empty page cache (the kernel trusts its own size of a regular file
+ * under the writeback cache, so a fresh inode is the only way to show a
+ * new size), and the kernel is told to drop their pages, attributes and
+ * dentries (fuse_lowlevel_notify_inval_inode / _inval_entry). Opens of a
+ * retired inode (fds opened before, a cwd) bypass the page cache.
  *
  * Every host access here is openat(parent_fd, name, O_PATH|O_NOFOLLOW) or
  * statx(fd, "", AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW); roots below a synthetic
@@ -29,6 +43,15 @@
 #define FSG_TIMEOUT_RO 86400.0
 #define FSG_TIMEOUT_RW 1.0
 
+#ifndef RENAME_EXCHANGE
+# define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* ---- Keys --------------------------------------------------------------- */
+
+/* What besides identity tells two view inodes of one host object apart:
+ * access for every inode; for directories also what their children's
+ * decisions are derived from. Depth and the deciding rule never are. */
 static guint
 inode_hash (gconstpointer p)
 {
@@ -36,10 +59,23 @@ inode_hash (gconstpointer p)
   guint64 h = (guint64) i->ino * 0x9E3779B97F4A7C15ull;
 
   h ^= (guint64) i->dev + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-  h ^= GPOINTER_TO_SIZE (i->state.rule) >> 3;
-  h ^= (GPOINTER_TO_SIZE (i->state.set) >> 3) * 31;
-  h ^= ((guint64) i->state.access << 8) | ((guint64) i->state.flags << 16) | ((guint64) i->state.depth << 24);
+  h ^= (guint64) i->state.access << 8;
+  if (i->type == S_IFDIR)
+    {
+      h ^= (GPOINTER_TO_SIZE (i->state.set) >> 3) * 31;
+      h ^= (guint64) i->state.flags << 16;
+    }
   return (guint) (h ^ (h >> 32));
+}
+
+static gboolean
+same_key (const FsgInode *x, const FsgPathState *xs, const FsgInode *y, const FsgPathState *ys)
+{
+  if (x->dev != y->dev || x->ino != y->ino || x->type != y->type || xs->access != ys->access)
+    return FALSE;
+  if (x->type != S_IFDIR)
+    return TRUE;
+  return xs->flags == ys->flags && xs->set == ys->set && x->stub_anc == y->stub_anc;
 }
 
 static gboolean
@@ -47,274 +83,321 @@ inode_equal (gconstpointer a, gconstpointer b)
 {
   const FsgInode *x = a, *y = b;
 
-  return x->dev == y->dev && x->ino == y->ino &&
-         x->state.access == y->state.access && x->state.flags == y->state.flags &&
-         x->state.depth == y->state.depth && x->state.rule == y->state.rule &&
-         x->state.set == y->state.set;
+  return same_key (x, &x->state, y, &y->state);
+}
+
+static guint
+name_hash (gconstpointer p)
+{
+  const FsgName *n = p;
+
+  return g_str_hash (n->name) ^ (guint) (GPOINTER_TO_SIZE (n->parent) >> 4);
+}
+
+static gboolean
+name_equal (gconstpointer a, gconstpointer b)
+{
+  const FsgName *x = a, *y = b;
+
+  return x->parent == y->parent && strcmp (x->name, y->name) == 0;
 }
 
 void
 fsg_inode_tables_init (FsgFs *fs)
 {
   fs->inodes = g_hash_table_new (inode_hash, inode_equal);
+  fs->names = g_hash_table_new (name_hash, name_equal);
   fs->synth = g_hash_table_new (g_str_hash, g_str_equal);
   fs->next_generation = 1;
   fs->next_fake_ino = 1;
 }
 
-/* ---- The O_PATH fd cache (all under fs->lock) ---------------------------- */
+/* ---- Names (all under fs->lock) ------------------------------------------ */
+
+static FsgName *
+name_find_locked (FsgFs *fs, FsgInode *parent, const char *name)
+{
+  FsgName probe = { .parent = parent, .name = (char *) name };
+
+  return g_hash_table_lookup (fs->names, &probe);
+}
 
 static void
-lru_unlink_locked (FsgFs *fs, FsgInode *inode)
+name_unindex_locked (FsgFs *fs, FsgName *n)
 {
-  if (!inode->in_lru)
+  if (!n->indexed)
     return;
-  if (inode->lru_prev != NULL)
-    inode->lru_prev->lru_next = inode->lru_next;
-  else
-    fs->lru_head = inode->lru_next;
-  if (inode->lru_next != NULL)
-    inode->lru_next->lru_prev = inode->lru_prev;
-  else
-    fs->lru_tail = inode->lru_prev;
-  inode->lru_prev = inode->lru_next = NULL;
-  inode->in_lru = FALSE;
+  g_hash_table_remove (fs->names, n);
+  n->indexed = FALSE;
 }
 
-static void
-lru_push_front_locked (FsgFs *fs, FsgInode *inode)
-{
-  inode->lru_prev = NULL;
-  inode->lru_next = fs->lru_head;
-  if (fs->lru_head != NULL)
-    fs->lru_head->lru_prev = inode;
-  fs->lru_head = inode;
-  if (fs->lru_tail == NULL)
-    fs->lru_tail = inode;
-  inode->in_lru = TRUE;
-}
+/* Index @n; whatever other name was at its place is displaced. */
+static void name_displace_locked (FsgFs *fs, FsgName *n);
 
 static void
-lru_touch_locked (FsgFs *fs, FsgInode *inode)
+name_index_locked (FsgFs *fs, FsgName *n)
 {
-  if (!inode->in_lru || fs->lru_head == inode)
+  FsgName *old = g_hash_table_lookup (fs->names, n);
+
+  if (old == n)
     return;
-  lru_unlink_locked (fs, inode);
-  lru_push_front_locked (fs, inode);
+  if (old != NULL)
+    name_displace_locked (fs, old);
+  g_hash_table_add (fs->names, n);
+  n->indexed = TRUE;
 }
 
-/* Close unpinned fds from the cold end until at most @limit are open.
- * Pinned fds stay (the budget is exceeded for as long as they are used). */
-static void
-evict_to_locked (FsgFs *fs, guint64 limit)
+/* Add (@parent, @name) to @inode's names (last, or first for a new inode). */
+static FsgName *
+name_add_locked (FsgFs *fs, FsgInode *inode, FsgInode *parent, const char *name, gboolean index)
 {
-  FsgInode *i = fs->lru_tail;
+  FsgName *n = g_new0 (FsgName, 1);
+  FsgName **tail = &inode->names;
 
-  while (fs->n_fds > limit && i != NULL)
+  n->inode = inode;
+  n->parent = parent;
+  n->name = g_strdup (name);
+  parent->nchildren++;
+  while (*tail != NULL)
+    tail = &(*tail)->next;
+  *tail = n;
+  inode->n_names++;
+  if (index)
+    name_index_locked (fs, n);
+  return n;
+}
+
+/* The primary name of @inode changed: take the state of the new one if it
+ * is the same decision (it is, for names looked up into this inode). */
+static void
+primary_changed_locked (FsgFs *fs, FsgInode *inode)
+{
+  FsgName *p = inode->names;
+  FsgPathState ps, s;
+
+  if (p == NULL || inode->kind != FSG_INODE_HOST)
+    return;
+  ps = p->parent->state;
+  s = fsg_policy_child_state (fs->policy, &ps, p->name);
+  if (same_key (inode, &inode->state, inode, &s))
+    inode->state = s; /* same key: no rehash */
+}
+
+/* Remove @n from its inode and free it; returns its parent, whose
+ * nchildren dropped (the caller frees it if unused). */
+static FsgInode *
+name_free_locked (FsgFs *fs, FsgName *n)
+{
+  FsgInode *inode = n->inode;
+  FsgInode *parent = n->parent;
+  gboolean primary = inode->names == n;
+
+  name_unindex_locked (fs, n);
+  for (FsgName **p = &inode->names; *p != NULL; p = &(*p)->next)
+    if (*p == n)
+      {
+        *p = n->next;
+        break;
+      }
+  inode->n_names--;
+  parent->nchildren--;
+  g_free (n->name);
+  g_free (n);
+  if (primary)
+    primary_changed_locked (fs, inode);
+  return parent;
+}
+
+/* @n no longer names its inode's object (replaced, unlinked, or another
+ * inode was found there): it leaves the index, and the inode, unless it is
+ * the inode's last name (kept for the view path of an open, unlinked file). */
+static void
+name_displace_locked (FsgFs *fs, FsgName *n)
+{
+  name_unindex_locked (fs, n);
+  if (n->inode->n_names > 1)
+    fsg_inode_maybe_free_locked (fs, name_free_locked (fs, n));
+}
+
+/* Make sure @inode, just looked up at (@parent, @name), knows that name. */
+static void
+name_ensure_locked (FsgFs *fs, FsgInode *inode, FsgInode *parent, const char *name)
+{
+  FsgName *n = name_find_locked (fs, parent, name);
+
+  if (n != NULL && n->inode == inode)
+    return;
+  for (FsgName *k = inode->names; k != NULL; k = k->next)
+    if (k->parent == parent && strcmp (k->name, name) == 0)
+      {
+        name_index_locked (fs, k); /* known but displaced: here again */
+        return;
+      }
+  if (inode->n_names < FSG_INODE_MAX_NAMES)
+    name_add_locked (fs, inode, parent, name, TRUE);
+  else if (n != NULL)
+    name_displace_locked (fs, n);
+}
+
+/* Move @n to (@newparent, @newname). */
+static void
+name_move_locked (FsgFs *fs, FsgName *n, FsgInode *newparent, const char *newname,
+                  const FsgPathState *new_state)
+{
+  FsgInode *inode = n->inode;
+  FsgInode *oldparent = n->parent;
+
+  name_unindex_locked (fs, n);
+  newparent->nchildren++;
+  n->parent = newparent;
+  g_free (n->name);
+  n->name = g_strdup (newname);
+  name_index_locked (fs, n);
+  oldparent->nchildren--;
+  if (inode->names == n)
     {
-      FsgInode *prev = i->lru_prev;
-
-      if (i->pins == 0)
+      /* The moved inode is decided by its new place from now on. Inodes
+       * below a moved directory keep their states: a directory only moves
+       * when fsg_path_state_same_scope() holds, so every rule below it
+       * matches the same way at the new place, and their keys stay the
+       * same (a fresh lookup finds them). */
+      if (inode->hashed && !same_key (inode, &inode->state, inode, new_state))
         {
-          lru_unlink_locked (fs, i);
-          close (i->fd);
-          i->fd = -1;
-          fs->n_fds--;
-          fs->n_evictions++;
+          g_hash_table_remove (fs->inodes, inode);
+          inode->hashed = FALSE;
+          inode->state = *new_state;
+          if (!g_hash_table_contains (fs->inodes, inode))
+            {
+              g_hash_table_add (fs->inodes, inode);
+              inode->hashed = TRUE;
+            }
         }
-      i = prev;
+      else
+        inode->state = *new_state;
     }
+  fsg_inode_maybe_free_locked (fs, oldparent);
 }
 
-/* Give a fresh fd to @inode (whose fd is -1) and account for it. */
-static void
-inode_set_fd_locked (FsgFs *fs, FsgInode *inode, int fd)
-{
-  inode->fd = fd;
-  fs->n_fds++;
-  if (!inode->fd_permanent)
-    lru_push_front_locked (fs, inode);
-  evict_to_locked (fs, fs->fd_budget);
-}
+/* ---- Siblings (all under fs->lock) -------------------------------------- */
 
-void
-fsg_fs_relieve_fd_pressure (FsgFs *fs)
+/* A new host non-directory: join the ring of the view inode of the same
+ * file with the other access, if there is one (all names with the same
+ * access are one inode, so a sibling can only differ in access). Returns
+ * the node id of an inode that was alone until now (its attributes were
+ * given to the kernel with a long timeout), else 0. */
+static fuse_ino_t
+sib_add_locked (FsgFs *fs, FsgInode *inode)
 {
-  g_mutex_lock (&fs->lock);
-  evict_to_locked (fs, fs->fd_budget / 2);
-  g_mutex_unlock (&fs->lock);
-}
+  FsgInode probe = *inode;
+  FsgInode *other;
+  fuse_ino_t was_alone = 0;
 
-static guint64
-statx_btime (const struct statx *stx)
-{
-  if (!(stx->stx_mask & STATX_BTIME))
+  probe.state.access = inode->state.access == FSG_ACCESS_RW ? FSG_ACCESS_RO : FSG_ACCESS_RW;
+  other = g_hash_table_lookup (fs->inodes, &probe);
+  if (other == NULL || other == inode)
     return 0;
-  return (guint64) stx->stx_btime.tv_sec * G_GUINT64_CONSTANT (1000000000) + stx->stx_btime.tv_nsec;
+  if (other->sib_next == NULL)
+    {
+      other->sib_next = other->sib_prev = other;
+      was_alone = fsg_inode_nodeid (fs, other);
+    }
+  inode->sib_next = other->sib_next;
+  inode->sib_prev = other;
+  other->sib_next->sib_prev = inode;
+  other->sib_next = inode;
+  for (FsgInode *s = inode->sib_next; s != inode; s = s->sib_next)
+    __atomic_store_n (&s->shared, TRUE, __ATOMIC_RELAXED);
+  __atomic_store_n (&inode->shared, TRUE, __ATOMIC_RELAXED);
+  return was_alone;
 }
 
-/* Is @stx the object @inode stands for? (dev, ino) and type, plus the birth
- * time where the filesystem has one: an evicted inode holds no reference
- * to the host object, so its number may have been reused. */
-static gboolean
-identity_matches (const FsgInode *inode, const struct statx *stx)
+static void
+sib_remove_locked (FsgInode *inode)
 {
-  guint64 bt = statx_btime (stx);
+  FsgInode *rest = inode->sib_next;
 
-  return makedev (stx->stx_dev_major, stx->stx_dev_minor) == inode->dev &&
-         stx->stx_ino == inode->ino && (stx->stx_mode & S_IFMT) == inode->type &&
-         (inode->btime == 0 || bt == 0 || bt == inode->btime);
+  if (rest == NULL)
+    return;
+  rest->sib_prev = inode->sib_prev;
+  inode->sib_prev->sib_next = rest;
+  inode->sib_next = inode->sib_prev = NULL;
+  if (rest->sib_next == rest)
+    {
+      rest->sib_next = rest->sib_prev = NULL;
+      __atomic_store_n (&rest->shared, FALSE, __ATOMIC_RELAXED);
+    }
 }
 
-/* openat() for the fd cache; on EMFILE/ENFILE, close cold fds and retry once. */
-static int
-openat_path (FsgFs *fs, int dirfd, const char *name)
-{
-  int fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-
-  if (fd < 0 && (errno == EMFILE || errno == ENFILE))
-    {
-      fsg_fs_relieve_fd_pressure (fs);
-      fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    }
-  return fd;
-}
-
-/* Reopen @inode from its parent's O_PATH fd @pfd by @name, without
- * following symlinks, and check that it is still the same object. */
-static int
-reopen_one (FsgFs *fs, FsgInode *inode, int pfd, const char *name)
-{
-  struct statx stx;
-  int fd, extra = -1, r = 0;
-
-  if ((fd = openat_path (fs, pfd, name)) < 0)
-    return errno == ENOENT ? -ESTALE : -errno;
-  if (statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-             STATX_BASIC_STATS | STATX_BTIME, &stx) < 0)
-    r = -errno;
-  else if (!identity_matches (inode, &stx))
-    r = -ESTALE; /* the name now refers to another object */
-  if (r < 0)
-    {
-      close (fd);
-      return r;
-    }
-
-  g_mutex_lock (&fs->lock);
-  if (inode->fd >= 0)
-    {
-      extra = fd; /* another thread reopened it first */
-      fd = inode->fd;
-      lru_touch_locked (fs, inode);
-    }
-  else
-    {
-      fs->n_reopens++;
-      inode_set_fd_locked (fs, inode, fd);
-    }
-  g_mutex_unlock (&fs->lock);
-  if (extra >= 0)
-    close (extra);
-  return fd;
-}
-
-/* The O_PATH fd of @inode (pinned by the caller). Evicted inodes are
- * reopened from the nearest ancestor that still has its fd, top down and
- * without recursion: a command decides how deep a chain of evicted
- * directories gets, and must not be able to overflow a worker's stack. */
-static int
-pinned_fd (FsgFs *fs, FsgInode *inode)
-{
-  g_autoptr(GPtrArray) chain = g_ptr_array_new ();   /* to reopen, deepest first */
-  g_autoptr(GPtrArray) parents = g_ptr_array_new (); /* the parent pinned for each */
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  FsgInode *cur = inode;
-  int fd;
-
-  g_mutex_lock (&fs->lock);
-  for (;;)
-    {
-      FsgInode *parent = cur->parent;
-
-      if (cur->fd >= 0)
-        {
-          fd = cur->fd;
-          lru_touch_locked (fs, cur);
-          break;
-        }
-      if (cur->fd_permanent || parent == NULL || parent->kind != FSG_INODE_HOST || cur->name == NULL)
-        {
-          fd = -ESTALE;
-          break;
-        }
-      /* Pinned under the lock: a concurrent rename may move @cur away from
-       * @parent, which must stay alive, with its fd, until we are done. */
-      parent->pins++;
-      g_ptr_array_add (chain, cur);
-      g_ptr_array_add (parents, parent);
-      g_ptr_array_add (names, g_strdup (cur->name));
-      cur = parent;
-    }
-  g_mutex_unlock (&fs->lock);
-
-  /* Each reopened directory is the base of the next; it stays pinned as
-   * the next one's parent until that one is open. */
-  for (guint i = chain->len; i-- > 0;)
-    {
-      if (fd >= 0)
-        fd = reopen_one (fs, chain->pdata[i], fd, names->pdata[i]);
-      fsg_inode_unpin (fs, parents->pdata[i]);
-    }
-  return fd;
-}
-
-static void inode_maybe_free_locked (FsgFs *fs, FsgInode *inode);
-
-int
-fsg_inode_pin (FsgFs *fs, FsgInode *inode)
-{
-  int fd;
-
-  if (inode->kind != FSG_INODE_HOST)
-    return -EBADF;
-  g_mutex_lock (&fs->lock);
-  inode->pins++;
-  g_mutex_unlock (&fs->lock);
-  fd = pinned_fd (fs, inode);
-  if (fd < 0)
-    fsg_inode_unpin (fs, inode);
-  return fd;
-}
-
-void
-fsg_inode_unpin (FsgFs *fs, FsgInode *inode)
-{
-  g_mutex_lock (&fs->lock);
-  g_assert (inode->pins > 0);
-  inode->pins--;
-  if (inode->pins == 0)
-    {
-      if (fs->n_fds > fs->fd_budget)
-        evict_to_locked (fs, fs->fd_budget);
-      inode_maybe_free_locked (fs, inode);
-    }
-  g_mutex_unlock (&fs->lock);
-}
+/* ---- Lifetime ------------------------------------------------------------ */
 
 static void
 inode_free (FsgFs *fs, FsgInode *inode)
 {
-  lru_unlink_locked (fs, inode);
-  if (inode->fd >= 0)
-    {
-      close (inode->fd);
-      fs->n_fds--;
-    }
+  fsg_fdcache_forget_locked (fs, inode);
   fs->n_inodes--;
-  g_free (inode->name);
   g_free (inode->synth_key);
+  g_free (inode->handle);
   g_free (inode);
+}
+
+/* Unlink @inode from every table and free it with its names; parents whose
+ * last child it was are pushed on @todo. */
+static void
+inode_remove_locked (FsgFs *fs, FsgInode *inode, GPtrArray *todo)
+{
+  while (inode->names != NULL)
+    g_ptr_array_add (todo, name_free_locked (fs, inode->names));
+  if (inode->hashed)
+    g_hash_table_remove (fs->inodes, inode);
+  if (inode->synth_key != NULL)
+    g_hash_table_remove (fs->synth, inode->synth_key);
+  sib_remove_locked (inode);
+  inode_free (fs, inode);
+}
+
+static gboolean
+inode_unused (FsgFs *fs, FsgInode *inode)
+{
+  return inode != fs->root && inode->nlookup == 0 && inode->nchildren == 0 && inode->pins == 0;
+}
+
+void
+fsg_inode_maybe_free_locked (FsgFs *fs, FsgInode *inode)
+{
+  g_autoptr(GPtrArray) todo = NULL;
+
+  /* Iterative: freeing a leaf may free a long chain of parents. */
+  while (inode != NULL && inode_unused (fs, inode))
+    {
+      FsgInode *next = NULL;
+
+      if (inode->n_names <= 1)
+        {
+          /* the common case, without allocating */
+          if (inode->names != NULL)
+            next = name_free_locked (fs, inode->names);
+          if (inode->hashed)
+            g_hash_table_remove (fs->inodes, inode);
+          if (inode->synth_key != NULL)
+            g_hash_table_remove (fs->synth, inode->synth_key);
+          sib_remove_locked (inode);
+          inode_free (fs, inode);
+        }
+      else
+        {
+          if (todo == NULL)
+            todo = g_ptr_array_new ();
+          inode_remove_locked (fs, inode, todo);
+        }
+      if (todo != NULL)
+        while (g_ptr_array_remove_fast (todo, inode))
+          ; /* freed: a parent of two of its names may be listed twice */
+      if (next == NULL && todo != NULL && todo->len > 0)
+        next = g_ptr_array_steal_index_fast (todo, todo->len - 1);
+      while (next != NULL && !inode_unused (fs, next) && todo != NULL && todo->len > 0)
+        next = g_ptr_array_steal_index_fast (todo, todo->len - 1);
+      inode = next;
+    }
 }
 
 void
@@ -322,27 +405,57 @@ fsg_inode_tables_clear (FsgFs *fs)
 {
   GHashTableIter it;
   gpointer key;
-  GPtrArray *all = g_ptr_array_new ();
+  g_autoptr(GPtrArray) all = g_ptr_array_new ();
+  GHashTable *seen = g_hash_table_new (NULL, NULL);
 
+  /* Every live inode but the root is reachable as the inode of a name or
+   * the parent of one, or from the tables. Unhashed inodes without a name
+   * the kernel knew are only reachable through the kernel's references;
+   * they leak here only if the kernel never sent FORGET, which ends with
+   * the process anyway. */
   if (fs->inodes != NULL)
     {
       g_hash_table_iter_init (&it, fs->inodes);
       while (g_hash_table_iter_next (&it, &key, NULL))
-        g_ptr_array_add (all, key);
+        if (g_hash_table_add (seen, key))
+          g_ptr_array_add (all, key);
+    }
+  if (fs->names != NULL)
+    {
+      g_hash_table_iter_init (&it, fs->names);
+      while (g_hash_table_iter_next (&it, &key, NULL))
+        {
+          FsgName *n = key;
+          if (n->inode != fs->root && g_hash_table_add (seen, n->inode))
+            g_ptr_array_add (all, n->inode);
+          if (n->parent != fs->root && g_hash_table_add (seen, n->parent))
+            g_ptr_array_add (all, n->parent);
+        }
     }
   if (fs->synth != NULL)
     {
       g_hash_table_iter_init (&it, fs->synth);
       while (g_hash_table_iter_next (&it, NULL, &key))
-        g_ptr_array_add (all, key);
+        if (g_hash_table_add (seen, key))
+          g_ptr_array_add (all, key);
     }
-  /* Unhashed inodes (renamed onto an existing key) are only reachable
-   * through the kernel's references; they leak here only if the kernel
-   * never sent FORGET, which ends with the process anyway. */
+  for (guint i = 0; i < all->len; i++)
+    {
+      FsgInode *inode = all->pdata[i];
+
+      while (inode->names != NULL)
+        {
+          FsgName *n = inode->names;
+          inode->names = n->next;
+          g_free (n->name);
+          g_free (n);
+        }
+    }
   for (guint i = 0; i < all->len; i++)
     inode_free (fs, all->pdata[i]);
-  g_ptr_array_unref (all);
+  g_hash_table_unref (seen);
   g_clear_pointer (&fs->inodes, g_hash_table_unref);
+  g_clear_pointer (&fs->names, g_hash_table_unref);
   g_clear_pointer (&fs->synth, g_hash_table_unref);
   if (fs->root != NULL)
     {
@@ -394,8 +507,8 @@ inode_path_locked (FsgInode *inode, const char *name)
 
   if (name != NULL)
     g_ptr_array_add (parts, (gpointer) name);
-  for (FsgInode *i = inode; i != NULL && i->name != NULL; i = i->parent)
-    g_ptr_array_add (parts, i->name);
+  for (FsgInode *i = inode; i != NULL && i->names != NULL; i = i->names->parent)
+    g_ptr_array_add (parts, i->names->name);
   for (guint k = parts->len; k > 0; k--)
     {
       g_string_append_c (out, '/');
@@ -424,6 +537,19 @@ fsg_state_timeout (const FsgPathState *state)
   if (state->access == FSG_ACCESS_RW)
     return FSG_TIMEOUT_RW;
   return FSG_TIMEOUT_RO;
+}
+
+double
+fsg_inode_attr_timeout (FsgInode *inode, const FsgPathState *s)
+{
+  if (inode->kind != FSG_INODE_HOST)
+    return FSG_TIMEOUT_RO;
+  /* A file with a read-only and a writable name: its attributes can
+   * change through the other view inode, and under kernel passthrough no
+   * write reaches the daemon to say so. Not cached (such files are rare). */
+  if (__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
+    return 0.0;
+  return fsg_state_timeout (s);
 }
 
 ino_t
@@ -532,9 +658,7 @@ synth_get_locked (FsgFs *fs, FsgInode *parent, const char *name, FsgInodeKind ki
   inode->stub_anc = stub_anc;
   inode->state = state;
   inode->nlookup = 1;
-  inode->parent = parent;
-  parent->nchildren++;
-  inode->name = g_strdup (name);
+  name_add_locked (fs, inode, parent, name, FALSE);
   inode->synth_key = g_steal_pointer (&key);
   g_hash_table_insert (fs->synth, inode->synth_key, inode);
   fs->n_inodes++;
@@ -573,14 +697,6 @@ root_fd_for (FsgFs *fs, FsgInode *parent, const char *name)
 }
 
 int
-fsg_fs_deny (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
-             const char *name, const FsgPathState *state, int err)
-{
-  fsg_fs_audit (fs, req, op, parent, name, NULL, NULL, state, TRUE, err, NULL);
-  return -err;
-}
-
-int
 fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
                   struct fuse_entry_param *e, const char *op)
 {
@@ -589,6 +705,9 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   fsg_autofd int fd = -1;
   struct statx stx;
   FsgInode key, *inode;
+  struct file_handle *handle = NULL;
+  int mount_id = -1;
+  fuse_ino_t now_shared = 0;
 
   memset (e, 0, sizeof *e);
   if (name[0] == '\0' || strchr (name, '/') != NULL)
@@ -645,7 +764,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
 
       if (pfd < 0)
         return pfd;
-      fd = openat_path (fs, pfd, name);
+      fd = fsg_fdcache_open_path (fs, pfd, name);
       /* read errno before unpinning: the unpin takes a mutex (a futex that
        * may leave EAGAIN in errno) and may close evicted fds */
       r = fd < 0 ? -errno : 0;
@@ -706,13 +825,18 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   e->attr.st_ctim.tv_sec = stx.stx_ctime.tv_sec;
   e->attr.st_ctim.tv_nsec = stx.stx_ctime.tv_nsec;
 
+  memset (&key, 0, sizeof key);
   key.dev = e->attr.st_dev;
   key.ino = e->attr.st_ino;
+  key.type = stx.stx_mode & S_IFMT;
+  key.stub_anc = stub_anc;
   key.state = state;
+  /* Before the lock (a syscall): needed only if the inode is new. */
+  handle = fsg_fdcache_get_handle (fs, fd, &mount_id);
 
   g_mutex_lock (&fs->lock);
   inode = g_hash_table_lookup (fs->inodes, &key);
-  if (inode != NULL && !identity_matches (inode, &stx))
+  if (inode != NULL && !fsg_inode_identity_matches (inode, &stx))
     {
       /* An evicted entry whose host inode number was reused: the old view
        * inode lives on for the kernel's references only. */
@@ -723,10 +847,11 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   if (inode != NULL)
     {
       inode->nlookup++;
+      name_ensure_locked (fs, inode, parent, name);
       if (inode->fd < 0 && !inode->fd_permanent)
-        inode_set_fd_locked (fs, inode, g_steal_fd (&fd)); /* a free reopen */
+        fsg_fdcache_set_fd_locked (fs, inode, g_steal_fd (&fd)); /* a free reopen */
       else
-        lru_touch_locked (fs, inode);
+        fsg_fdcache_touch_locked (fs, inode);
     }
   else
     {
@@ -736,49 +861,38 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
       inode->fd_permanent = parent->kind != FSG_INODE_HOST;
       inode->dev = key.dev;
       inode->ino = key.ino;
-      inode->btime = statx_btime (&stx);
-      inode->type = stx.stx_mode & S_IFMT;
+      inode->btime = fsg_statx_btime (&stx);
+      inode->type = key.type;
+      inode->handle = g_steal_pointer (&handle);
+      inode->mount_id = mount_id;
       inode->generation = fs->next_generation++;
       inode->stub_anc = stub_anc;
       inode->state = state;
       inode->nlookup = 1;
-      inode->parent = parent;
-      parent->nchildren++;
-      inode->name = g_strdup (name);
+      name_add_locked (fs, inode, parent, name, TRUE);
       inode->hashed = TRUE;
       g_hash_table_add (fs->inodes, inode);
+      if (inode->type != S_IFDIR)
+        now_shared = sib_add_locked (fs, inode);
       fs->n_inodes++;
-      inode_set_fd_locked (fs, inode, g_steal_fd (&fd));
+      fsg_fdcache_set_fd_locked (fs, inode, g_steal_fd (&fd));
     }
   g_mutex_unlock (&fs->lock);
+  g_free (handle);
+  /* The first sibling of a file: the kernel may hold the other inode's
+   * attributes for a day. Attributes only (a negative offset): no page is
+   * touched, and the kernel takes no lock a request could hold (only the
+   * superblock's, which unmounting takes), so this is safe before the
+   * reply. */
+  if (now_shared != 0 && fs->se != NULL)
+    (void) fuse_lowlevel_notify_inval_inode (fs->se, now_shared, -1, 0);
 
   e->attr.st_ino = fsg_fs_map_ino (fs, e->attr.st_dev, e->attr.st_ino);
   e->ino = fsg_inode_nodeid (fs, inode);
   e->generation = inode->generation;
-  e->attr_timeout = e->entry_timeout = fsg_state_timeout (&state);
+  e->entry_timeout = fsg_state_timeout (&state);
+  e->attr_timeout = fsg_inode_attr_timeout (inode, &state);
   return 0;
-}
-
-/* Drop @inode if nothing references it any more, then its parents;
- * called with fs->lock held. */
-static void
-inode_maybe_free_locked (FsgFs *fs, FsgInode *inode)
-{
-  while (inode != NULL && inode != fs->root && inode->nlookup == 0 && inode->nchildren == 0 &&
-         inode->pins == 0)
-    {
-      FsgInode *parent = inode->parent;
-
-      if (inode->hashed)
-        g_hash_table_remove (fs->inodes, inode);
-      if (inode->synth_key != NULL)
-        g_hash_table_remove (fs->synth, inode->synth_key);
-      inode_free (fs, inode);
-      if (parent == NULL)
-        break;
-      parent->nchildren--;
-      inode = parent;
-    }
 }
 
 void
@@ -789,116 +903,141 @@ fsg_inode_forget (FsgFs *fs, FsgInode *inode, guint64 nlookup)
     inode->nlookup = 0;
   else
     inode->nlookup -= nlookup;
-  inode_maybe_free_locked (fs, inode);
+  fsg_inode_maybe_free_locked (fs, inode);
   g_mutex_unlock (&fs->lock);
 }
 
-void
-fsg_inode_renamed (FsgFs *fs, FsgInode *inode, FsgInode *newparent,
-                   const char *newname, FsgPathState new_state)
+/* The name at (@parent, @name) if it names the object @st. */
+static FsgName *
+name_of_object_locked (FsgFs *fs, FsgInode *parent, const char *name, const struct stat *st)
 {
-  FsgInode *oldparent;
+  FsgName *n = name_find_locked (fs, parent, name);
+
+  if (n == NULL || n->inode->dev != st->st_dev || n->inode->ino != st->st_ino)
+    return NULL;
+  return n;
+}
+
+void
+fsg_inode_renamed (FsgFs *fs, FsgInode *parent, const char *name, const struct stat *ost,
+                   const FsgPathState *old_state, FsgInode *newparent, const char *newname,
+                   const struct stat *nst, const FsgPathState *new_state, unsigned int flags)
+{
+  gboolean exchange = (flags & RENAME_EXCHANGE) && nst != NULL;
+  FsgName *src, *dst;
+
+  /* Two names of one file: rename(2) does nothing. */
+  if (!exchange && nst != NULL && nst->st_dev == ost->st_dev && nst->st_ino == ost->st_ino)
+    return;
 
   g_mutex_lock (&fs->lock);
-  if (inode->hashed)
+  src = name_of_object_locked (fs, parent, name, ost);
+  dst = name_find_locked (fs, newparent, newname);
+  if (dst != NULL && (nst == NULL || dst->inode->dev != nst->st_dev || dst->inode->ino != nst->st_ino))
     {
-      g_hash_table_remove (fs->inodes, inode);
-      inode->hashed = FALSE;
+      name_displace_locked (fs, dst); /* a stale entry */
+      dst = NULL;
     }
-  oldparent = inode->parent;
-  newparent->nchildren++;
-  inode->parent = newparent;
-  g_free (inode->name);
-  inode->name = g_strdup (newname);
-  /* The moved inode is decided by its new place from now on. Inodes below
-   * a moved directory keep their states: a directory only moves when
-   * fsg_path_state_same_scope() holds, so every rule below it matches the
-   * same way at the new place, and they are re-derived at their next
-   * lookup after the kernel forgets them. */
-  inode->state = new_state;
-  if (!g_hash_table_contains (fs->inodes, inode))
+  if (exchange)
     {
-      g_hash_table_add (fs->inodes, inode);
-      inode->hashed = TRUE;
+      if (src != NULL)
+        name_unindex_locked (fs, src);
+      if (dst != NULL)
+        name_unindex_locked (fs, dst);
+      if (src != NULL)
+        name_move_locked (fs, src, newparent, newname, new_state);
+      if (dst != NULL)
+        name_move_locked (fs, dst, parent, name, old_state);
     }
-  if (oldparent != NULL)
+  else
     {
-      oldparent->nchildren--;
-      inode_maybe_free_locked (fs, oldparent);
+      if (dst != NULL)
+        name_displace_locked (fs, dst); /* the replaced object's name */
+      if (src != NULL)
+        name_move_locked (fs, src, newparent, newname, new_state);
     }
   g_mutex_unlock (&fs->lock);
 }
 
-static char *
-read_comm (pid_t pid)
+void
+fsg_inode_unlinked (FsgFs *fs, FsgInode *parent, const char *name)
 {
-  char path[64];
-  char buf[64];
-  fsg_autofd int fd = -1;
-  ssize_t n;
+  FsgName *n;
 
-  if (pid <= 0)
-    return NULL;
-  snprintf (path, sizeof path, "/proc/%d/comm", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return NULL;
-  n = FSG_RETRY (read (fd, buf, sizeof buf - 1));
-  if (n <= 0)
-    return NULL;
-  buf[n] = '\0';
-  if (n > 0 && buf[n - 1] == '\n')
-    buf[n - 1] = '\0';
-  return g_strdup (buf);
+  g_mutex_lock (&fs->lock);
+  if ((n = name_find_locked (fs, parent, name)) != NULL)
+    name_displace_locked (fs, n);
+  g_mutex_unlock (&fs->lock);
+}
+
+typedef struct
+{
+  fuse_ino_t parent;
+  char *name;
+} FsgStaleEntry;
+
+static void
+stale_entry_clear (gpointer p)
+{
+  g_free (((FsgStaleEntry *) p)->name);
 }
 
 void
-fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
-              const char *name, FsgInode *parent2, const char *name2,
-              const FsgPathState *state, gboolean denied, int err, const char *mode)
+fsg_inode_changed (FsgFs *fs, FsgInode *inode)
 {
-  FsgAuditEvent ev = { 0 };
-  g_autofree char *path = NULL;
-  g_autofree char *path2 = NULL;
-  g_autofree char *rule = NULL;
-  g_autofree char *comm = NULL;
-  const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
-
-  if (denied)
-    __atomic_fetch_add (&fs->denials, 1, __ATOMIC_RELAXED);
-  if (!denied && fs->audit_level != FSG_AUDIT_ALL)
+  g_autoptr(GArray) inodes = NULL;
+  g_autoptr(GArray) entries = NULL;
+  if (!__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
     return;
-  if (fs->audit_fd < 0 && fs->audit_func == NULL)
-    return;
+  if (fsg_inode_get_state (fs, inode).access != FSG_ACCESS_RW)
+    return; /* nothing changes a file through a read-only inode */
+  inodes = g_array_new (FALSE, FALSE, sizeof (fuse_ino_t));
+  entries = g_array_new (FALSE, FALSE, sizeof (FsgStaleEntry));
+  g_array_set_clear_func (entries, stale_entry_clear);
 
-  path = fsg_inode_path (fs, parent, name);
-  if (parent2 != NULL)
-    path2 = fsg_inode_path (fs, parent2, name2);
-  if (state != NULL)
-    rule = fsg_path_state_describe (fs->policy, state);
-  if (ctx != NULL)
-    comm = read_comm (ctx->pid);
-
-  ev.time_us = g_get_real_time ();
-  ev.op = op;
-  ev.path = path;
-  ev.path2 = path2;
-  ev.denied = denied;
-  ev.access = state ? state->access : FSG_ACCESS_ABSENT;
-  ev.rule = rule;
-  ev.err = err;
-  ev.mode = mode;
-  ev.pid = ctx ? ctx->pid : 0;
-  ev.comm = comm;
-
-  if (fs->audit_fd >= 0)
+  g_mutex_lock (&fs->lock);
+  for (FsgInode *s = inode->sib_next; s != NULL && s != inode; s = s->sib_next)
     {
-      g_autofree char *json = fsg_audit_event_to_json (&ev);
-      g_autofree char *line = g_strconcat (json, "\n", NULL);
+      fuse_ino_t id;
 
-      /* One write per record: O_APPEND keeps lines whole. */
-      (void) fsg_write_all (fs->audit_fd, line, strlen (line));
+      /* Out of the table: the next lookup of its names makes a new view
+       * inode, with the host's attributes and an empty page cache. Told
+       * again if retired already: the caller may be a FLUSH whose close()
+       * must not return before the kernel dropped the caches. */
+      if (s->hashed)
+        {
+          g_hash_table_remove (fs->inodes, s);
+          s->hashed = FALSE;
+        }
+      __atomic_store_n (&s->retired, TRUE, __ATOMIC_RELAXED);
+      id = fsg_inode_nodeid (fs, s);
+      g_array_append_val (inodes, id);
+      for (FsgName *n = s->names; n != NULL; n = n->next)
+        if (n->indexed)
+          {
+            FsgStaleEntry ent = { fsg_inode_nodeid (fs, n->parent), g_strdup (n->name) };
+            g_array_append_val (entries, ent);
+          }
     }
-  if (fs->audit_func != NULL)
-    fs->audit_func (&ev, fs->audit_data);
+  g_mutex_unlock (&fs->lock);
+
+  /* Node ids only go to the kernel, which looks them up itself: one freed
+   * meanwhile is harmless. */
+  if (fs->se == NULL)
+    return;
+  for (guint i = 0; i < inodes->len; i++)
+    (void) fuse_lowlevel_notify_inval_inode (fs->se, g_array_index (inodes, fuse_ino_t, i), 0, 0);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      FsgStaleEntry *ent = &g_array_index (entries, FsgStaleEntry, i);
+
+      (void) fuse_lowlevel_notify_inval_entry (fs->se, ent->parent, ent->name, strlen (ent->name));
+    }
+}
+
+gboolean
+fsg_inode_is_retired (FsgFs *fs, FsgInode *inode)
+{
+  (void) fs;
+  return __atomic_load_n (&inode->retired, __ATOMIC_RELAXED);
 }

@@ -294,7 +294,7 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
   if (r < 0)
     return reply_err (req, r);
-  fuse_reply_attr (req, &st, inode->kind == FSG_INODE_HOST ? fsg_state_timeout (&s) : 86400.0);
+  fuse_reply_attr (req, &st, fsg_inode_attr_timeout (inode, &s));
 }
 
 static int
@@ -381,7 +381,8 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     }
   if ((r = fsg_inode_stat (fs, inode, &st)) < 0)
     return reply_err (req, r);
-  fuse_reply_attr (req, &st, fsg_state_timeout (&s));
+  fuse_reply_attr (req, &st, fsg_inode_attr_timeout (inode, &s));
+  fsg_inode_changed (fs, inode); /* after the reply: see fs-private.h */
 }
 
 static void
@@ -597,6 +598,8 @@ do_remove (fuse_req_t req, fuse_ino_t parent, const char *name, gboolean dir)
     return reply_err (req, pfd);
   g_rw_lock_reader_lock (&fs->ns_lock);
   r = unlinkat (pfd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : -errno;
+  if (r == 0)
+    fsg_inode_unlinked (fs, p, name);
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
@@ -614,26 +617,6 @@ static void
 op_rmdir (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   do_remove (req, parent, name, TRUE);
-}
-
-/* Re-point the view inode that was at (@parent, @name), if the kernel knows it. */
-static void
-track_rename (FsgFs *fs, FsgInode *parent, const char *name, const struct stat *st,
-              const FsgPathState *old_state, FsgInode *newparent, const char *newname,
-              const FsgPathState *new_state)
-{
-  FsgInode key, *inode;
-
-  key.dev = st->st_dev;
-  key.ino = st->st_ino;
-  key.state = *old_state;
-  g_mutex_lock (&fs->lock);
-  inode = g_hash_table_lookup (fs->inodes, &key);
-  if (inode != NULL && (inode->parent != parent || g_strcmp0 (inode->name, name) != 0))
-    inode = NULL;
-  g_mutex_unlock (&fs->lock);
-  if (inode != NULL)
-    fsg_inode_renamed (fs, inode, newparent, newname, *new_state);
 }
 
 static void
@@ -692,9 +675,7 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
       goto out;
     }
   r = 0;
-  track_rename (fs, p, name, &ost, &os, np, newname, &ns);
-  if ((flags & RENAME_EXCHANGE) && have_new)
-    track_rename (fs, np, newname, &nst, &ns, p, name, &os);
+  fsg_inode_renamed (fs, p, name, &ost, &os, np, newname, have_new ? &nst : NULL, &ns, flags);
 
 out:
   g_rw_lock_writer_unlock (&fs->ns_lock);
@@ -814,12 +795,21 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
   set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
+  if (fsg_inode_is_retired (fs, inode))
+    {
+      /* The host file changed through a sibling since the kernel cached
+       * this inode's size and pages: read around them. */
+      fi->direct_io = 1;
+      fi->keep_cache = 0;
+    }
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, inode, fd);
       close (fd); /* interrupted: the kernel will not release it */
       fsg_inode_unpin (fs, inode);
     }
+  else if (fi->flags & O_TRUNC)
+    fsg_inode_changed (fs, inode);
 }
 
 static void
@@ -886,6 +876,7 @@ static void
 op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
               struct fuse_file_info *fi)
 {
+  FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
   ssize_t n;
 
@@ -896,6 +887,7 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
   if (n < 0)
     return reply_err (req, (int) n);
   fuse_reply_write (req, (size_t) n);
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
 }
 
 static void
@@ -903,6 +895,10 @@ op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   int fd;
 
+  /* Sent without the file's inode lock (unlike WRITE from fsync and
+   * writeback): a sibling retired before this reply is retired when
+   * close() returns. */
+  fsg_inode_changed (req_fs (req), fsg_fs_inode (req_fs (req), ino));
   /* close() of a dup reports delayed write errors (NFS) like close(2) would. */
   fd = dup (fi->fh);
   if (fd < 0)
@@ -926,17 +922,22 @@ op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void
 op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+  FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   int r;
 
   r = datasync ? fdatasync (fi->fh) : fsync (fi->fh);
   reply_err (req, r == 0 ? 0 : -errno);
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
 }
 
 static void
 op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
               struct fuse_file_info *fi)
 {
+  FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+
   reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
 }
 
 static void
@@ -955,6 +956,7 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
                     fuse_ino_t ino_out, off_t off_out, struct fuse_file_info *fi_out,
                     size_t len, int flags)
 {
+  FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   ssize_t n;
 
   /* fi_out was opened for writing, so the policy allowed it at open. */
@@ -962,6 +964,7 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
   if (n < 0)
     return reply_err (req, -errno);
   fuse_reply_write (req, (size_t) n);
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino_out));
 }
 
 /* ---- Directories ------------------------------------------------------- */
@@ -977,6 +980,9 @@ typedef struct
 typedef struct
 {
   DIR *dp;            /* NULL for synthetic directories */
+  FsgInode *pinned;   /* host directories stay pinned while open, so that
+                       * *at() calls relative to an open directory reach it
+                       * wherever it was moved, even without file handles */
   GArray *ents;       /* FsgDirent */
   gboolean loaded;
 } FsgDir;
@@ -1122,6 +1128,8 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
           g_free (d);
           return reply_err (req, r);
         }
+      if (fsg_inode_pin (fs, inode) >= 0) /* cannot fail: pinned already */
+        d->pinned = inode;
     }
   fi->fh = (uint64_t) (uintptr_t) d;
   /* Let the kernel keep listings, writable directories included: a change
@@ -1136,6 +1144,8 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     {
       if (d->dp)
         closedir (d->dp);
+      if (d->pinned)
+        fsg_inode_unpin (fs, d->pinned);
       g_array_unref (d->ents);
       g_free (d);
     }
@@ -1221,6 +1231,8 @@ op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
   if (d->dp)
     closedir (d->dp);
+  if (d->pinned)
+    fsg_inode_unpin (req_fs (req), d->pinned);
   g_array_unref (d->ents);
   g_free (d);
   fuse_reply_err (req, 0);

@@ -18,7 +18,7 @@
 #define SECRETS_DENY_READ                                                        \
   "# Host daemon sockets and runtime state, credential stores of the home\n"    \
   "# directory and the host's own secrets.\n"                                   \
-  "deny-read = /proc;/sys;/dev;/run;/var/run;?${XDG_RUNTIME_DIR};"               \
+  "deny-read = /proc;/sys;/dev;/run;/var/run/*;?${XDG_RUNTIME_DIR};"               \
   "~/.ssh;~/.gnupg;~/.aws;~/.azure;~/.kube;~/.config/gcloud;~/.docker;"         \
   "~/.config/containers/auth.json;"                                              \
   "~/.netrc;~/.git-credentials;~/.pypirc;/etc/shadow;/etc/gshadow;"              \

@@ -114,8 +114,7 @@ fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf, char 
 
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty",
                                          "ptmx", "fd", "stdin", "stdout", "stderr", NULL };
-static const char *const proc_readonly[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
-                                             "/proc/bus", "/proc/fs", "/proc/acpi", NULL };
+static const char *const runtime_dirs[] = { "/run", "/sys", NULL };
 
 gboolean
 fsg_policy_run_place (const FsgPolicy *policy, const char *path, FsgAccess *out_access,
@@ -123,12 +122,11 @@ fsg_policy_run_place (const FsgPolicy *policy, const char *path, FsgAccess *out_
 {
   if (within (path, "/proc"))
     {
-      *out_access = FSG_ACCESS_RW;
-      for (guint i = 0; proc_readonly[i]; i++)
-        if (within (path, proc_readonly[i]))
-          *out_access = FSG_ACCESS_RO;
+      /* the command's own files (/proc/self/oom_score_adj, comm) are
+       * writable as they are anywhere; everything global is not */
+      *out_access = FSG_ACCESS_RO;
       *out_why = g_strdup ("proc: fsgate-run mounts the sandbox's own /proc (its processes only; "
-                           "/proc/sys and other global knobs read-only)");
+                           "/proc/sys and the other global knobs read-only)");
       return TRUE;
     }
   if (within (path, "/dev"))
@@ -145,12 +143,35 @@ fsg_policy_run_place (const FsgPolicy *policy, const char *path, FsgAccess *out_
                                    "urandom tty pts ptmx shm fd)");
       return TRUE;
     }
-  if (within (path, "/sys") && fsg_policy_decide (policy, "/sys").access == FSG_ACCESS_DENY)
-    {
-      *out_access = strcmp (path, "/sys") == 0 ? FSG_ACCESS_RO : FSG_ACCESS_ABSENT;
-      *out_why = g_strdup ("sys: the policy denies /sys, fsgate-run shows it as an empty directory");
-      return TRUE;
-    }
+  {
+    g_autofree char *target = NULL, *top = NULL, *real = NULL;
+    gboolean resolver = fsg_policy_run_resolver (policy, "/etc/resolv.conf", &target, &top, &real);
+
+    if (resolver && within (path, top) && within (target, path))
+      {
+        *out_access = FSG_ACCESS_RO;
+        *out_why = g_strdup_printf ("resolver: with the network allowed, fsgate-run shows %s "
+                                    "(the target of /etc/resolv.conf, read-only)", target);
+        return TRUE;
+      }
+    for (guint i = 0; runtime_dirs[i]; i++)
+      if (within (path, runtime_dirs[i]) &&
+          fsg_policy_decide (policy, runtime_dirs[i]).access == FSG_ACCESS_DENY)
+        {
+          *out_access = strcmp (path, runtime_dirs[i]) == 0 ? FSG_ACCESS_RO : FSG_ACCESS_ABSENT;
+          *out_why = g_strdup_printf ("%s: the policy denies %s; fsgate-run shows an empty "
+                                      "read-only directory there (nothing of the host)",
+                                      runtime_dirs[i] + 1, runtime_dirs[i]);
+          return TRUE;
+        }
+    if (resolver && within (path, top))
+      {
+        *out_access = FSG_ACCESS_ABSENT;
+        *out_why = g_strdup_printf ("resolver: with the network allowed, fsgate-run shows only "
+                                    "%s of %s", target, top);
+        return TRUE;
+      }
+  }
   if (within (path, "/tmp") && fsg_policy_run_private_tmp (policy))
     {
       g_auto (GStrv) roots = fsg_policy_run_tmp_roots (policy);
@@ -163,19 +184,5 @@ fsg_policy_run_place (const FsgPolicy *policy, const char *path, FsgAccess *out_
                            "the host's /tmp is not shown");
       return TRUE;
     }
-  {
-    g_autofree char *target = NULL, *top = NULL, *real = NULL;
-
-    if (fsg_policy_run_resolver (policy, "/etc/resolv.conf", &target, &top, &real) &&
-        within (path, top))
-      {
-        /* the file and the directories leading to it */
-        *out_access = within (target, path) ? FSG_ACCESS_RO : FSG_ACCESS_ABSENT;
-        *out_why = g_strdup_printf ("resolver: with the network allowed, fsgate-run shows %s "
-                                    "(the target of /etc/resolv.conf, read-only) and nothing "
-                                    "else of %s", target, top);
-        return TRUE;
-      }
-  }
   return FALSE;
 }

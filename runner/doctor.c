@@ -112,7 +112,9 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
       return "run with FSGATE_HYBRID=0 (the daemon then serves every path, with the same "
              "decisions), and report this with the output of fsgate-run -v --doctor";
     case FSG_STAGE_CHDIR:
-      return "the working directory must be inside a root of the policy (use -C DIR or --ro/--rw)";
+      return "the working directory must be readable in the view: add it with --ro/--rw when it "
+             "is outside every root, or use -C DIR when a deny-read rule covers it (nothing "
+             "reopens a denied path)";
     default:
       return "please report this with the output of fsgate-run --doctor";
     }
@@ -305,7 +307,23 @@ fsg_doctor_check_fuse (char **out_line)
   fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (fd < 0)
     {
-      *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s. Fix: %s", g_strerror (errno),
+      int errsv = errno;
+      struct stat st;
+
+      /* the module is there but the node's mode keeps us out (crw------- root):
+       * modprobe would not help */
+      if ((errsv == EACCES || errsv == EPERM) && stat ("/dev/fuse", &st) == 0)
+        {
+          *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s (mode %04o, owner %u:%u, we are "
+                                       "uid %u). Fix: chmod 0666 /dev/fuse (the usual mode; make "
+                                       "it last with a udev rule, or in a container pass "
+                                       "--device /dev/fuse)",
+                                       g_strerror (errsv), (unsigned) (st.st_mode & 07777),
+                                       (unsigned) st.st_uid, (unsigned) st.st_gid,
+                                       (unsigned) getuid ());
+          return FALSE;
+        }
+      *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s. Fix: %s", g_strerror (errsv),
                                    HINT_FUSE);
       return FALSE;
     }
@@ -316,6 +334,12 @@ fsg_doctor_check_fuse (char **out_line)
       *out_line = g_strdup_printf ("FAIL  /dev/fuse: %s in a user namespace: %s. Fix: %s",
                                    probe_step == PROBE_FUSE_OPEN ? "open" : "mount",
                                    g_strerror (probe_err), HINT_FUSE);
+      return FALSE;
+    }
+  if (probe_step == PROBE_PROC)
+    {
+      *out_line = g_strdup ("n/a   /dev/fuse: not tested in a user namespace: the probe stopped "
+                            "at the fresh /proc (see above); user namespaces themselves work");
       return FALSE;
     }
   if (probe_step != PROBE_OK)

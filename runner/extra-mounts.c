@@ -9,10 +9,10 @@
  *    the scratch tmpfs, mounts the tmpfs on /tmp, recreates the path and
  *    binds it back. The binds are of the FUSE view, so the policy still
  *    decides everything inside them.
- *  - with the network allowed, the resolver file that /etc/resolv.conf
- *    points to when it lies in a denied directory (/run/systemd/resolve on
- *    Ubuntu): a read-only tmpfs on that directory holding only a read-only
- *    bind of the host file.
+ *  - /run and /sys, when the policy denies them, as empty read-only
+ *    directories (a tmpfs), and with the network allowed the resolver file
+ *    that /etc/resolv.conf points to when it lies in a denied directory
+ *    (/run/systemd/resolve on Ubuntu), as a read-only bind of the host file.
  */
 #include "config.h"
 
@@ -105,27 +105,59 @@ fsg_plan_private_tmp (GArray *steps, GPtrArray *strings, const char *view_dir,
     }
 }
 
-gboolean
-fsg_plan_resolver (GArray *steps, GPtrArray *strings, const char *view_dir,
-                   const FsgPolicy *policy, char **out_stub)
+/* Host runtime directories the policy denies (/run, /sys): fsgate-run shows
+ * them as empty read-only directories, so that probes every program makes
+ * (glibc's nscd socket, systemd's userdb, /sys/fs/selinux) find nothing
+ * instead of counting as denials; nothing of the host is in them. With the
+ * network allowed, the resolver file /etc/resolv.conf points to goes in
+ * there (or in a directory of its own on the way), read-only. */
+void
+fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
+                       const FsgPolicy *policy, GPtrArray *out_stubs)
 {
+  static const char *const dirs[] = { "/run", "/sys" };
   Plan p = { steps, strings, view_dir };
   g_autofree char *target = NULL, *top = NULL, *real = NULL;
-  g_autofree char *parent = NULL;
   const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  gboolean resolver = fsg_policy_run_resolver (policy, "/etc/resolv.conf", &target, &top, &real);
+  gboolean resolver_placed = FALSE;
 
-  if (!fsg_policy_run_resolver (policy, "/etc/resolv.conf", &target, &top, &real))
-    return FALSE;
-  parent = g_path_get_dirname (target);
-  step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, "fsgate-resolver", in_view (&p, top), "tmpfs",
-        flags, "mode=0755");
-  make_dirs (&p, top, parent, FSG_STAGE_MOUNT_TMP);
-  step (&p, FSG_STEP_TOUCH, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, 0, NULL);
-  step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)), in_view (&p, target),
-        NULL, MS_BIND, NULL);
-  step (&p, FSG_STEP_READONLY, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, flags, NULL);
-  step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, top), NULL,
-        MS_REMOUNT | MS_RDONLY | flags, NULL);
-  *out_stub = g_steal_pointer (&top);
-  return TRUE;
+  for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      if (fsg_policy_decide (policy, dirs[i]).access != FSG_ACCESS_DENY)
+        continue;
+      g_ptr_array_add (out_stubs, g_strdup (dirs[i]));
+      step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, "fsgate-empty", in_view (&p, dirs[i]),
+            "tmpfs", flags, "mode=0755");
+      if (resolver && g_str_has_prefix (target, dirs[i]) && target[strlen (dirs[i])] == '/')
+        {
+          g_autofree char *parent = g_path_get_dirname (target);
+
+          make_dirs (&p, dirs[i], parent, FSG_STAGE_MOUNT_TMP);
+          step (&p, FSG_STEP_TOUCH, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, 0, NULL);
+          step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)),
+                in_view (&p, target), NULL, MS_BIND, NULL);
+          step (&p, FSG_STEP_READONLY, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL,
+                flags, NULL);
+          resolver_placed = TRUE;
+        }
+      step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, dirs[i]), NULL,
+            MS_REMOUNT | MS_RDONLY | flags, NULL);
+    }
+  if (resolver && !resolver_placed)
+    {
+      g_autofree char *parent = g_path_get_dirname (target);
+
+      g_ptr_array_add (out_stubs, g_strdup (top));
+      step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, "fsgate-resolver", in_view (&p, top), "tmpfs",
+            flags, "mode=0755");
+      make_dirs (&p, top, parent, FSG_STAGE_MOUNT_TMP);
+      step (&p, FSG_STEP_TOUCH, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, 0, NULL);
+      step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)),
+            in_view (&p, target), NULL, MS_BIND, NULL);
+      step (&p, FSG_STEP_READONLY, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, flags,
+            NULL);
+      step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, top), NULL,
+            MS_REMOUNT | MS_RDONLY | flags, NULL);
+    }
 }

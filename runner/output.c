@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Captured output: per-stream capping that keeps the head and the tail
- * with a marker saying how much was dropped in between, the aggregate of exec-notes §3.5
+ * with a marker saying how much was dropped in between, the aggregate of
+ * both streams
  * (1/3 stdout, 2/3 stderr, unused share given to the other stream) and
  * UTF-8 repair for the JSON report.
  */

@@ -80,7 +80,7 @@ typedef struct
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
-  char *stub_resolver;    /* denied directory that holds the resolver file (--net) */
+  GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
   gint64 start_us, go_us, end_us;
   gint64 timeout_deadline, kill_deadline, drain_deadline, abort_deadline;
@@ -126,7 +126,6 @@ add_step (FsgRun *run, FsgStepKind kind, FsgStage stage, const char *source,
 
   g_array_append_val (run->steps, step);
 }
-
 
 /* Host noexec/nosymfollow mounts under the roots keep their flags in the
  * view (host-mounts.c); these steps run before /proc, /dev and /tmp are
@@ -198,9 +197,8 @@ build_mount_plan (FsgRun *run, gboolean mount_tmp)
   if (mount_tmp)
     fsg_plan_private_tmp (run->steps, run->strings, run->spec.view_dir, run->spec.scratch,
                           run->policy);
-  run->stub_resolver = NULL;
-  fsg_plan_resolver (run->steps, run->strings, run->spec.view_dir, run->policy,
-                     &run->stub_resolver);
+  fsg_plan_runtime_dirs (run->steps, run->strings, run->spec.view_dir, run->policy,
+                         run->stubs);
 }
 
 static char **
@@ -254,33 +252,12 @@ static void
 daemon_audit (const FsgAuditEvent *event, gpointer user_data)
 {
   int fd = GPOINTER_TO_INT (user_data);
-  g_autoptr(JsonBuilder) b = NULL;
-  g_autoptr(JsonGenerator) gen = NULL;
-  g_autoptr(JsonNode) root = NULL;
   g_autofree char *text = NULL;
   g_autofree char *line = NULL;
 
   if (!event->denied)
     return;
-  b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "source");
-  json_builder_add_string_value (b, "fuse");
-  fsg_json_add_text (b, "operation", event->op ? event->op : "");
-  fsg_json_add_text (b, "path", event->path ? event->path : "");
-  if (event->path2 != NULL)
-    fsg_json_add_text (b, "path2", event->path2);
-  fsg_json_add_text (b, "rule", event->rule ? event->rule : "");
-  json_builder_set_member_name (b, "errno");
-  json_builder_add_int_value (b, event->err);
-  json_builder_set_member_name (b, "pid");
-  json_builder_add_int_value (b, event->pid);
-  fsg_json_add_text (b, "command", event->comm);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  gen = json_generator_new ();
-  json_generator_set_root (gen, root);
-  text = json_generator_to_data (gen, NULL);
+  text = fsg_audit_event_to_json (event, FSG_AUDIT_FORMAT_REPORT);
   line = g_strconcat (text, "\n", NULL);
   g_mutex_lock (&audit_lock);
   fsg_write_all (fd, line, strlen (line));
@@ -292,7 +269,7 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(FsgFs) fs = NULL;
-  const char *stubs[6];
+  const char *stubs[8];
   guint n_stubs = 0;
   FsgFsOptions fo = { 0 };
   sigset_t none;
@@ -332,16 +309,13 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   fo.audit_fd = -1;
   fo.audit_func = daemon_audit;
   fo.audit_data = GINT_TO_POINTER (audit_wr);
-  /* what the runner mounts over, and a denied /sys shown empty (as no
-   * /sys: tools probing /sys/fs/selinux must not count as denials) */
+  /* what the runner mounts over (extra-mounts.c) */
   stubs[n_stubs++] = "/proc";
   stubs[n_stubs++] = "/dev";
   if (run->mount_tmp)
     stubs[n_stubs++] = "/tmp";
-  if (run->stub_resolver != NULL)
-    stubs[n_stubs++] = run->stub_resolver;
-  if (fsg_policy_decide (run->policy, "/sys").access == FSG_ACCESS_DENY)
-    stubs[n_stubs++] = "/sys";
+  for (guint i = 0; i < run->stubs->len && n_stubs < G_N_ELEMENTS (stubs) - 1; i++)
+    stubs[n_stubs++] = run->stubs->pdata[i];
   stubs[n_stubs] = NULL;
   fo.stub_dirs = stubs;
   fo.debug = run->opts->verbose > 1;
@@ -473,17 +447,6 @@ family_name (guint64 family)
     }
 }
 
-static char *
-read_comm (pid_t pid)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%d/comm", (int) pid);
-  char *text = NULL;
-
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return NULL;
-  return g_strchomp (text);
-}
-
 static void
 handle_notification (FsgRun *run)
 {
@@ -505,7 +468,7 @@ handle_notification (FsgRun *run)
       return;
     }
   /* Read the caller's name before answering, while it is certainly alive. */
-  comm = read_comm (req->pid);
+  comm = fsg_read_comm (req->pid);
   resp->id = req->id;
   resp->val = 0;
   resp->error = -EACCES; /* the filter only notifies calls it refuses */
@@ -549,6 +512,38 @@ sync_winsize (FsgRun *run)
     ioctl (run->pty_master, TIOCSWINSZ, &ws);
 }
 
+/* Input already queued on a canonical terminal is taken before it turns
+ * raw: complete lines go to the command, and an end-of-file (a VEOF the
+ * line discipline holds as a 0 byte, which raw mode would hand over as a
+ * stray NUL: the "^@" under `script` with no input) becomes the inner
+ * terminal's own VEOF, as the command would have seen it natively. */
+static void
+drain_canonical_input (FsgRun *run)
+{
+  int fl = fcntl (0, F_GETFL);
+  guint8 buf[4096];
+
+  if (!(run->saved_tio.c_lflag & ICANON) || fl < 0 || fcntl (0, F_SETFL, fl | O_NONBLOCK) < 0)
+    return;
+  for (int i = 0; i < 64; i++)
+    {
+      long n = FSG_RETRY (read (0, buf, sizeof buf));
+
+      if (n > 0)
+        g_byte_array_append (run->to_pty, buf, n);
+      else if (n == 0)
+        {
+          guint8 eof = run->saved_tio.c_cc[VEOF];
+          if (eof != _POSIX_VDISABLE)
+            g_byte_array_append (run->to_pty, &eof, 1);
+          break;
+        }
+      else
+        break;
+    }
+  fcntl (0, F_SETFL, fl);
+}
+
 static void
 setup_pty (FsgRun *run, int master)
 {
@@ -559,6 +554,7 @@ setup_pty (FsgRun *run, int master)
       struct termios raw = run->saved_tio;
 
       tcsetattr (master, TCSANOW, &run->saved_tio);
+      drain_canonical_input (run);
       cfmakeraw (&raw);
       if (tcsetattr (0, TCSANOW, &raw) == 0)
         run->tio_saved = TRUE;
@@ -1259,7 +1255,7 @@ run_clear (FsgRun *run)
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denials, json_array_unref);
-  g_clear_pointer (&run->stub_resolver, g_free);
+  g_clear_pointer (&run->stubs, g_ptr_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   if (run->capturing)
     {
@@ -1310,6 +1306,7 @@ fsg_run (const FsgRunOptions *opts)
   run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
   run->spec.stdout_fd = run->spec.stderr_fd = -1;
   run->strings = g_ptr_array_new_with_free_func (g_free);
+  run->stubs = g_ptr_array_new_with_free_func (g_free);
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
@@ -1325,8 +1322,13 @@ fsg_run (const FsgRunOptions *opts)
     {
       FsgPathState st = fsg_policy_decide (opts->policy, cwd);
       g_autofree char *why = fsg_path_state_describe (opts->policy, &st);
-      return early_fail (run, "working directory '%s' is not readable in the view (%s). "
-                         "Fix: add it with --ro/--rw, or choose another one with -C DIR",
+      if (st.access == FSG_ACCESS_DENY)
+        return early_fail (run, "working directory '%s' is denied in the view (%s), and no "
+                           "--ro/--rw can reopen a denied path. Fix: run from another directory "
+                           "(-C DIR), or build the policy without that rule (a copy of the "
+                           "profile with -p, see fsgate-policy(5))", cwd, why);
+      return early_fail (run, "working directory '%s' is not in the view (%s). "
+                         "Fix: add it with --ro DIR or --rw DIR, or choose another one with -C DIR",
                          cwd, why);
     }
   {

@@ -150,14 +150,14 @@ typedef struct
  * runner mounts its own there. (transfer full: an array of FsgHostFlags) */
 GArray *fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean private_tmp);
 
-/* Mount steps for the private /tmp (with the roots below /tmp on top) and,
- * with the network allowed, the resolver file (extra-mounts.c). Strings go
- * to @strings. fsg_plan_resolver() returns the directory the daemon must
- * show as an empty stub in *out_stub. */
+/* Mount steps for the private /tmp (with the roots below /tmp on top), the
+ * denied /run and /sys shown empty and, with the network allowed, the
+ * resolver file (extra-mounts.c). Strings go to @strings; the directories
+ * the daemon must show as empty stubs are added to @out_stubs. */
 void fsg_plan_private_tmp (GArray *steps, GPtrArray *strings, const char *view_dir,
                            const char *scratch, const FsgPolicy *policy);
-gboolean fsg_plan_resolver (GArray *steps, GPtrArray *strings, const char *view_dir,
-                            const FsgPolicy *policy, char **out_stub);
+void fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
+                            const FsgPolicy *policy, GPtrArray *out_stubs);
 
 typedef enum
 {
@@ -302,7 +302,7 @@ void fsg_capture_init (FsgCapture *capture, guint64 cap);
 void fsg_capture_clear (FsgCapture *capture);
 void fsg_capture_append (FsgCapture *capture, const guint8 *buf, gsize len);
 void fsg_capture_finish (FsgCapture *capture);
-/* exec-notes §3.5: the aggregate keeps up to 1/3 stdout and 2/3 stderr of
+/* The aggregate keeps up to 1/3 stdout and 2/3 stderr of
  * @cap, giving unused share to the other stream. (transfer full) */
 GByteArray *fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap);
 /* Valid UTF-8 with U+FFFD replacements. (transfer full) */

@@ -3,8 +3,8 @@
  * The denial summary fsgate-run prints on its stderr after a run with
  * denials (unless --quiet): at most five lines, so a person or an agent
  * reading the terminal sees that the sandbox refused something, what and by
- * which rule, and where the full list is. This is the exact version of what
- * the seed guesses from keywords in the output (exec-notes §3.6).
+ * which rule, and where the full list is: the exact version of guessing
+ * "sandbox denied" from keywords in the output.
  *
  *   fsgate-run: 3 denials:
  *     open /home/ann/.ssh/id_rsa: deny-read /home/ann/.ssh (profile workspace-write) [cat]

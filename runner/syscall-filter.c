@@ -81,9 +81,9 @@ static const char *const blocked_eperm[] = {
   "lookup_dcookie", "vhangup", "syslog",
 };
 
-/* io_uring can open and connect sockets without socket(2) (measured in
- * threats.md §0.3), so it goes whatever the network setting. ENOSYS makes
- * programs fall back to plain syscalls. */
+/* io_uring can open and connect sockets without socket(2)
+ * (IORING_OP_SOCKET, IORING_OP_CONNECT), so it goes whatever the network
+ * setting. ENOSYS makes programs fall back to plain syscalls. */
 static const char *const blocked_enosys[] = {
   "io_uring_setup", "io_uring_enter", "io_uring_register",
   /* clone3 passes its flags in a struct seccomp cannot read, so

@@ -34,7 +34,10 @@ _cleanup () {
 }
 trap _cleanup EXIT
 
-TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/fsgate-run-test.XXXXXX")
+# Not under /tmp: fsgate-run gives every run a private /tmp showing only the
+# roots below it, and the tests need the host's view of their own files
+# (read-only through the profile's `/`) wherever the working directory is.
+TESTDIR=$(mktemp -d "${FSGATE_TEST_TMPDIR:-/var/tmp}/fsgate-run-test.XXXXXX")
 chmod 0777 "$TESTDIR"
 WORK="$TESTDIR/work"
 mkdir -m 0777 "$WORK"
@@ -46,7 +49,34 @@ MARK=$((900000 + $$))
 survivors () { pgrep -f "sleep $MARK" || true; }
 
 # run_fsg ARGS...: fsgate-run with a hard deadline so a bug cannot hang the suite.
-run_fsg () { timeout -k 5 60 "$FSGATE_RUN" "$@"; }
+# --quiet: the denial summary on stderr would mix with the command's own
+# messages that tests compare (test-run-cli checks the summary itself).
+run_fsg () { timeout -k 5 60 "$FSGATE_RUN" --quiet "$@"; }
+
+# wait_for FILE [SECONDS]: wait until FILE exists (a ready marker the command
+# writes), at most SECONDS (default 30, generous for a loaded machine).
+# Never a fixed sleep: the test goes on as soon as the command is ready.
+wait_for () {
+  local i
+  for i in $(seq $(( ${2:-30} * 50 ))); do
+    [ -e "$1" ] && return 0
+    sleep 0.02
+  done
+  echo "# timed out waiting for $1"
+  return 1
+}
+
+# wait_until CMD...: wait until CMD succeeds (a condition the other side
+# makes true), at most 30 s.
+wait_until () {
+  local i
+  for i in $(seq 1500); do
+    "$@" && return 0
+    sleep 0.02
+  done
+  echo "# timed out waiting for: $*"
+  return 1
+}
 
 # Values from a JSON file: json_get FILE PYTHON-EXPR (the object is `r`).
 json_get () { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

@@ -83,7 +83,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
       "65534
 CapEff:	0000000000000000"
     is "... the file belongs to the user on the host" "$(stat -c %u "$TESTDIR/nobody/by-nobody.txt" 2>/dev/null)" "65534"
-    out=$(cd "$TESTDIR/nobody" && unpriv timeout 60 "$FSGATE_RUN" -- "$TRY_SYSCALL" socket-inet 2>&1)
+    out=$(cd "$TESTDIR/nobody" && unpriv timeout 60 "$FSGATE_RUN" --quiet -- "$TRY_SYSCALL" socket-inet 2>&1)
     is "... with the network blocked" "$out" "EACCES"
   else
     skip "runs as an unprivileged user" "a build directory readable by uid 65534"
@@ -92,6 +92,35 @@ elif [ "$(id -u)" != 0 ]; then
   is "runs as an unprivileged user" "$(run_fsg -- id -u)" "$(id -u)"
 else
   skip "runs as an unprivileged user" "setpriv"
+fi
+
+# --- --doctor messages (issue 12) ---------------------------------------------------
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$FSGATE_RUN"; then
+  # /dev/fuse there but root-only (crw-------): the fix is its mode, not modprobe
+  out=$(unshare -m --propagation private sh -c "mkdir -p $TESTDIR/fuse600 &&
+      mount -t tmpfs fsgate-test $TESTDIR/fuse600 && mknod -m 600 $TESTDIR/fuse600/fuse c 10 229 &&
+      mount --bind $TESTDIR/fuse600/fuse /dev/fuse &&
+      exec setpriv --reuid=65534 --regid=65534 --clear-groups \"\$@\"" sh "$FSGATE_RUN" --doctor 2>&1)
+  check "--doctor: /dev/fuse mode 600 names the mode and chmod 0666" \
+    grep -q "FAIL  /dev/fuse: open: Permission denied (mode 0600, .*Fix: chmod 0666 /dev/fuse" <<<"$out"
+  check "... and does not suggest modprobe" bash -c '! grep "/dev/fuse" <<<"$1" | grep -q modprobe' _ "$out"
+else
+  skip "--doctor: /dev/fuse mode 600" "root and setpriv"
+fi
+if [ "$(id -u)" = 0 ]; then
+  # a masked /proc (as Docker masks /proc/kcore) makes a fresh /proc fail;
+  # user namespaces still work and --doctor must not say otherwise
+  out=$(unshare -m --propagation private sh -c 'mount --bind /dev/null /proc/uptime && exec "$@"' sh \
+    "$FSGATE_RUN" --doctor 2>&1)
+  if grep -q "FAIL  fresh /proc" <<<"$out"; then
+    check "--doctor after a /proc failure does not claim user namespaces fail" \
+      bash -c '! grep -q "user namespaces do not work" <<<"$1"' _ "$out"
+  else
+    skip "--doctor after a /proc failure" "a fresh /proc mounts even with /proc/uptime masked"
+  fi
+else
+  skip "--doctor after a /proc failure" "root"
 fi
 
 # --- nested -------------------------------------------------------------------------

@@ -38,20 +38,20 @@ out=$(run_fsg --capture --json "$TESTDIR/g.json" -- sh -c "(sleep $MARK &); echo
 is "same with --capture" "$(json_get "$TESTDIR/g.json" 'repr(r["stdout"])')" "'started\\n'"
 
 # Signals to fsgate-run reach the command.
-"$FSGATE_RUN" -- sh -c "sleep $MARK" & rp=$!; track $rp
-sleep 0.5
+"$FSGATE_RUN" -- sh -c "touch ready-term; sleep $MARK" & rp=$!; track $rp
+wait_for "$WORK/ready-term"
 kill -TERM $rp; wait $rp; rc=$?
 is "SIGTERM to fsgate-run is forwarded (128+15)" "$rc" "143"
 is "... nothing left" "$(survivors)" ""
 
-"$FSGATE_RUN" -- sh -c "trap 'exit 7' INT; sleep $MARK & wait" & rp=$!; track $rp
-sleep 0.5
+"$FSGATE_RUN" -- sh -c "trap 'exit 7' INT; touch ready-int; sleep $MARK & wait" & rp=$!; track $rp
+wait_for "$WORK/ready-int"
 kill -INT $rp; wait $rp; rc=$?
 is "SIGINT is forwarded and the command's handler decides the status" "$rc" "7"
 
 # fsgate-run killed: everything goes within 1 s.
-"$FSGATE_RUN" -- sh -c "sleep $MARK & sleep $MARK" & rp=$!; track $rp
-sleep 0.5
+"$FSGATE_RUN" -- sh -c "sleep $MARK & touch ready-kill; sleep $MARK" & rp=$!; track $rp
+wait_for "$WORK/ready-kill"
 kill -KILL $rp; wait $rp 2>/dev/null
 for i in $(seq 20); do [ -z "$(survivors)" ] && break; sleep 0.05; done
 is "fsgate-run killed with SIGKILL: no process survives after 1 s" "$(survivors)" ""
@@ -59,9 +59,9 @@ check "... and no fsgate helper process either" test -z "$(pgrep -f 'fsgate-(fus
 
 # The FUSE daemon dies during the run: exit 125, distinct reason.
 echo data > "$WORK/file"
-"$FSGATE_RUN" --json "$TESTDIR/d.json" -- sh -c "while cat file >/dev/null; do sleep 0.1; done; echo 'view gone' >&2; sleep $MARK" 2>"$TESTDIR/d.err" &
+"$FSGATE_RUN" --json "$TESTDIR/d.json" -- sh -c "touch ready-d; while cat file >/dev/null; do sleep 0.1; done; echo 'view gone' >&2; sleep $MARK" 2>"$TESTDIR/d.err" &
 rp=$!; track $rp
-sleep 0.7
+wait_for "$WORK/ready-d"
 daemon=$(pgrep -P $rp -x fsgate-fuse)
 if [ -n "$daemon" ]; then
   t0=$(ms)

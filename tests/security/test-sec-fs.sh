@@ -4,7 +4,8 @@
 # Filesystem attacks through the real fsgate-run (security suite): each
 # attack runs as the sandboxed command and must fail with the exact errno,
 # the secret's bytes must never appear in any output, and the host files
-# must stay unchanged. Rows of threats.md §7 are named in brackets.
+# must stay unchanged. Rows of the threat table in docs/security.md
+# are named in brackets.
 . "$(dirname "$0")/../run/libtest.sh"
 require_fsgate
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# TOCTOU against the daemon through the real fsgate-run [threats.md §7 row 8]:
+# TOCTOU against the daemon through the real fsgate-run [row 8 of the threat table in docs/security.md]:
 # for 10 s, a directory is swapped with a symlink to a deny-read directory
 # (renameat2 RENAME_EXCHANGE), by two threads on the host and one through
 # the view, while three threads in the sandbox read through the swapped

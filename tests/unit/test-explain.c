@@ -334,9 +334,10 @@ test_cli_explain (void)
     g_assert_cmpstr (r.out, ==, expected);
     run_result_clear (&r);
   }
-  /* the default profile, with the fake HOME */
+  /* the default profile, with the fake HOME; --mount: the policy alone
+   * (under fsgate-run a HOME below /tmp would be hidden by the private /tmp) */
   {
-    const char *const args[] = { "explain", "@T/home/.ssh/id_rsa", "README", NULL };
+    const char *const args[] = { "explain", "--mount", "@T/home/.ssh/id_rsa", "README", NULL };
     RunResult r = { 0 };
     g_autofree char *expected = subst ("deny    @T/home/.ssh/id_rsa  deny-read @T/home/.ssh (profile workspace-write)\n"
                                        "rw      @T/cwd/README  writable @T/cwd (profile workspace-write)\n");
