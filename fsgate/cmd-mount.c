@@ -130,6 +130,42 @@ check_mountpoint (const char *arg, int *out_status)
   return g_steal_pointer (&real);
 }
 
+/* The descriptors above 2 that this process inherited. */
+static GArray *
+inherited_fds (void)
+{
+  GArray *fds = g_array_new (FALSE, FALSE, sizeof (int));
+  DIR *dir = opendir ("/proc/self/fd");
+  struct dirent *de;
+
+  if (dir == NULL)
+    return fds;
+  while ((de = readdir (dir)) != NULL)
+    {
+      char *end;
+      long fd = strtol (de->d_name, &end, 10);
+
+      if (de->d_name[0] != '.' && *end == '\0' && fd > 2 && fd != dirfd (dir))
+        {
+          int v = (int) fd;
+          g_array_append_val (fds, v);
+        }
+    }
+  closedir (dir);
+  return fds;
+}
+
+/* The daemon outlives the command that started it: it must not keep what
+ * that command's caller gave it (a shell's pipe held as fd 251 keeps a
+ * `$(fsgate mount ...)` waiting, a lock file stays locked). Closed once the
+ * policy files (possibly /dev/fd/N) are read and the logs are open. */
+static void
+close_inherited_fds (GArray *fds)
+{
+  for (guint i = 0; i < fds->len; i++)
+    close (g_array_index (fds, int, i));
+}
+
 static gboolean
 check_dev_fuse (void)
 {
@@ -279,6 +315,7 @@ fsg_cmd_mount (int argc, char **argv)
   g_autofree char *stats_file = NULL;
   g_autofree char *mountpoint = NULL;
   g_autofree char *description = NULL;
+  g_autoptr(GArray) inherited = inherited_fds ();
   gboolean foreground = FALSE, debug = FALSE, xattr = FALSE;
   FsgFsOptions fopts = { 0 };
   fsg_autofd int audit_fd = -1;
@@ -366,11 +403,14 @@ fsg_cmd_mount (int argc, char **argv)
       return FSG_EXIT_SETUP;
     }
 
+  close_inherited_fds (inherited);
+
   fopts.audit_level = (audit != NULL && strcmp (audit, "all") == 0) ? FSG_AUDIT_ALL : FSG_AUDIT_DENIED;
   fopts.audit_fd = audit_fd;
   fopts.debug = debug;
   fopts.user_xattrs = xattr;
   fopts.op_timing = stats.fd >= 0;
+  fopts.inspection = TRUE;
   fs = fsg_fs_new (policy, &fopts, &error);
   if (fs == NULL)
     {

@@ -70,6 +70,7 @@ typedef enum /* stored in a guint8 */
 } FsgInodeKind;
 
 typedef struct _FsgInode FsgInode;
+typedef struct _FsgLocks FsgLocks; /* locks.c */
 typedef struct _FsgName FsgName;
 
 /* One (parent, name) under which the view knows an inode. */
@@ -200,6 +201,8 @@ struct _FsgFs
   GHashTable *pt_pending;   /* request unique -> backing id, until the reply */
   GHashTable *pt_fds;       /* host fds (+1) of passthrough opens */
   guint64 pt_opens;
+
+  FsgLocks *locks;          /* locks.c; created in op_init, freed in op_destroy */
 
   /* Session. */
   struct fuse_session *se;
@@ -413,6 +416,25 @@ gboolean fsg_passthrough_install (FsgFs *fs);
 int fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd);
 /* The file @fd is released (or its open reply failed). */
 void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
+
+/* casefold.c: why the host directory @fd resolves names case-insensitively
+ * ("vfat", "casefold", ...), or NULL when it does not. Such directories are
+ * not served. */
+const char *fsg_fs_dir_folds_case (int fd);
+
+/* locks.c: flock and fcntl record locks forwarded to the host. */
+FsgLocks *fsg_locks_new (void);
+void fsg_locks_free (FsgLocks *locks);
+void fsg_locks_getlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
+                      struct flock *lock);
+void fsg_locks_setlk (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi,
+                      struct flock *lock, int sleep);
+void fsg_locks_flock (FsgFs *fs, fuse_req_t req, FsgInode *inode, struct fuse_file_info *fi, int op);
+void fsg_locks_flush (FsgFs *fs, FsgInode *inode, guint64 owner);
+void fsg_locks_release (FsgFs *fs, FsgInode *inode, int fh);
+/* Does some lock owner hold (or did it take) record locks on @inode
+ * through an open that is still open? Opens of it then get a FLUSH. */
+gboolean fsg_locks_inode_has_locks (FsgFs *fs, FsgInode *inode);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops fsg_fs_ops;

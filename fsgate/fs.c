@@ -207,6 +207,12 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
           return NULL;
     }
   fs->hide_denied = fsg_policy_hide_denied (policy);
+  if ((fsg_policy_devices_allowed (policy) || fsg_policy_setid_kept (policy)) &&
+      !(options != NULL && options->inspection))
+    return fsg_throw (error, "the policy asks for %s, which only `fsgate mount` may give: a sandboxed "
+                      "command could leave a device node or a set-id program on the host (remove the "
+                      "key from [filesystem])",
+                      fsg_policy_devices_allowed (policy) ? "'devices = allow'" : "'setid = keep'"), NULL;
   fs->is_root = geteuid () == 0;
   fs->start_time = g_get_real_time ();
   fs->fd_budget = raise_nofile_limit ((guint) fs->fd_budget);
@@ -245,6 +251,11 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
           return fsg_throw_errno (error, "open root '%s' (%s)", rule->path, rule->origin), NULL;
         }
       g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
+      if (fsg_fs_dir_folds_case (fd) != NULL)
+        return fsg_throw (error, "root '%s' (%s) may resolve names case-insensitively (%s): names such as "
+                          "'.ENV' would escape rules written for '.env'; fsgate does not serve it "
+                          "(use a case-sensitive copy, or leave it out of the policy)",
+                          rule->path, rule->origin, fsg_fs_dir_folds_case (fd)), NULL;
     }
 
   /* Reopen evicted inodes by file handle where the daemon may. */
@@ -571,6 +582,7 @@ static const char *const op_names[FSG_FS_N_OPS] = {
   [FSG_FS_OP_FALLOCATE] = "FALLOCATE",
   [FSG_FS_OP_LSEEK] = "LSEEK",
   [FSG_FS_OP_COPY_FILE_RANGE] = "COPY_FILE_RANGE",
+  [FSG_FS_OP_LOCK] = "LOCK",
 };
 
 typedef struct

@@ -56,6 +56,11 @@ typedef struct
    * two clock system calls per request (~1 us here); counts are kept
    * either way. */
   gboolean op_timing;
+  /* An inspection mount (`fsgate mount`), where the policy may ask for
+   * host semantics for device nodes and set-id bits ([filesystem]
+   * devices = allow, setid = keep). Without it (fsgate-run), such a policy
+   * is refused by fsg_fs_new(): the command is not trusted with them. */
+  gboolean inspection;
 } FsgFsOptions;
 
 /* @policy is borrowed and must outlive @fs. (transfer full) */
@@ -121,6 +126,7 @@ typedef enum
   FSG_FS_OP_FALLOCATE,
   FSG_FS_OP_LSEEK,
   FSG_FS_OP_COPY_FILE_RANGE,
+  FSG_FS_OP_LOCK,         /* GETLK, SETLK, SETLKW and flock */
   FSG_FS_N_OPS
 } FsgFsOp;
 

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,8 +59,29 @@ proc_fd_path (char *buf, size_t len, int fd)
 static void
 reply_err (fuse_req_t req, int r)
 {
-  fuse_reply_err (req, r < 0 ? -r : r);
+  r = r < 0 ? -r : r;
+  /* No request involves the caller's fd table: an EMFILE is the daemon's
+   * own (after FD_RETRY or the fd cache's retry). Say so as ENFILE, or the
+   * command would look for a leak of its own. */
+  fuse_reply_err (req, r == EMFILE ? ENFILE : r);
 }
+
+/* Run @expr (a call that returns -1 and sets errno on failure) and, when the
+ * daemon's own fd table is full (EMFILE/ENFILE), close cold O_PATH fds and
+ * run it once more. An EMFILE that remains is the daemon's limit, not the
+ * caller's: the caller sees ENFILE, never an EMFILE about its own table. */
+#define FD_RETRY(fs, expr)                                      \
+  ({                                                            \
+    long _fr = (long) (expr);                                   \
+    if (_fr < 0 && (errno == EMFILE || errno == ENFILE))        \
+      {                                                         \
+        fsg_fs_relieve_fd_pressure (fs);                        \
+        _fr = (long) (expr);                                    \
+      }                                                         \
+    if (_fr < 0 && errno == EMFILE)                             \
+      errno = ENFILE;                                           \
+    _fr;                                                        \
+  })
 
 /* Mutating the inode itself (setattr, xattr writes, write opens). */
 static int
@@ -192,14 +214,38 @@ creds_leave (FsgFs *fs, FsgCreds *c)
     _r;                                                   \
   })
 
+/* Creation modes are the caller's: with FUSE_CAP_DONT_MASK the kernel
+ * sends the unmasked mode and the caller's umask, which is applied here;
+ * the daemon's own umask must not narrow it further. umask is shared by the
+ * threads of a process (fs_struct), so each worker that creates files
+ * unshares its fs_struct once and sets its own umask to 0; the process-wide
+ * umask (and the cwd, "/") are left alone. If unshare fails, the thread
+ * creates with the process umask (a narrower mode, never a wider one). */
+static __thread gboolean thread_umask_cleared;
+
+static mode_t
+caller_mode (fuse_req_t req, mode_t mode)
+{
+  if (!thread_umask_cleared)
+    {
+      if (unshare (CLONE_FS) == 0)
+        umask (0);
+      thread_umask_cleared = TRUE;
+    }
+  return mode & ~fuse_req_ctx (req)->umask;
+}
+
 static mode_t
 strip_mode (fuse_req_t req, mode_t mode, gboolean is_dir)
 {
   /* A set-id bit made in the sandbox would be live on the host. Also for
    * uid 0: in fsgate-run a root caller has no capabilities, yet as the
    * owner it may set S_ISUID, which would leave a setuid-root binary on the
-   * host. The daemon cannot tell a privileged caller apart, so never. */
-  (void) req;
+   * host. The daemon cannot tell a privileged caller apart, so never,
+   * unless the policy of an inspection mount says `setid = keep` (refused
+   * for fsgate-run by fsg_fs_new()). */
+  if (fsg_policy_setid_kept (req_fs (req)->policy))
+    return mode;
   mode &= ~S_ISUID;
   if (!is_dir)
     mode &= ~S_ISGID;
@@ -213,7 +259,10 @@ op_init (void *userdata, struct fuse_conn_info *conn)
 {
   FsgFs *fs = userdata;
 
-  conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK);
+  conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_POSIX_ACL);
+  /* The caller's umask comes with CREATE, MKDIR and MKNOD (caller_mode()). */
+  if (conn->capable & FUSE_CAP_DONT_MASK)
+    conn->want |= FUSE_CAP_DONT_MASK;
   if (conn->capable & FUSE_CAP_READDIRPLUS)
     conn->want |= FUSE_CAP_READDIRPLUS;
   if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
@@ -230,6 +279,13 @@ op_init (void *userdata, struct fuse_conn_info *conn)
     conn->want |= FUSE_CAP_SPLICE_READ;
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
     conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  /* File locks reach the host (locks.c). */
+  if (fs->locks == NULL)
+    fs->locks = fsg_locks_new ();
+  if (conn->capable & FUSE_CAP_POSIX_LOCKS)
+    conn->want |= FUSE_CAP_POSIX_LOCKS;
+  if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
+    conn->want |= FUSE_CAP_FLOCK_LOCKS;
   if (fs->pt_want && fs->pt_offered)
     {
       /* Kernel passthrough (the INIT reply is patched in passthrough.c).
@@ -250,12 +306,54 @@ op_init (void *userdata, struct fuse_conn_info *conn)
 }
 
 static void
+op_destroy (void *userdata)
+{
+  FsgFs *fs = userdata;
+
+  g_clear_pointer (&fs->locks, fsg_locks_free);
+}
+
+/* After a successful lookup of @name in @parent: refuse a host directory
+ * that resolves names case-insensitively, or that cannot be checked
+ * (casefold.c), dropping the lookup count. Returns 0 or -errno (EACCES
+ * audited with op "case-insensitive"). */
+static int
+refuse_case_insensitive (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
+                         struct fuse_entry_param *e)
+{
+  FsgInode *inode;
+  fsg_autopin FsgPin pin = { 0 };
+  FsgPathState s;
+  int fd;
+
+  if (!S_ISDIR (e->attr.st_mode))
+    return 0;
+  inode = fsg_fs_inode (fs, e->ino);
+  if (inode->kind != FSG_INODE_HOST)
+    return 0;
+  if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+    {
+      fsg_inode_forget (fs, inode, 1);
+      return fd;
+    }
+  if (fsg_fs_dir_folds_case (fd) == NULL)
+    return 0;
+  fsg_pin_clear (&pin);
+  s = fsg_inode_get_state (fs, inode);
+  fsg_fs_audit (fs, req, "case-insensitive", parent, name, NULL, NULL, &s, TRUE, EACCES, NULL);
+  fsg_inode_forget (fs, inode, 1);
+  return -EACCES;
+}
+
+static void
 op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   FsgFs *fs = req_fs (req);
   struct fuse_entry_param e;
   int r = fsg_inode_lookup (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL);
 
+  if (r == 0)
+    r = refuse_case_insensitive (fs, req, fsg_fs_inode (fs, parent), name, &e);
   if (r == 0)
     fuse_reply_entry (req, &e);
   else if (r == -ENOENT && e.entry_timeout > 0)
@@ -354,7 +452,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
         r = ftruncate (fi->fh, attr->st_size);
       else
         {
-          fsg_autofd int wfd = open (proc, O_WRONLY | O_CLOEXEC);
+          fsg_autofd int wfd = FD_RETRY (fs, open (proc, O_WRONLY | O_CLOEXEC));
           r = wfd < 0 ? -1 : ftruncate (wfd, attr->st_size);
         }
       if (r < 0)
@@ -442,7 +540,7 @@ typedef enum
  * common part of mknod, mkdir and symlink. */
 static void
 make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
-            MakeKind kind, mode_t mode, const char *link)
+            MakeKind kind, mode_t mode, dev_t rdev, const char *link)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *p = fsg_fs_inode (fs, parent);
@@ -459,7 +557,7 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
   switch (kind)
     {
     case MAKE_NODE:
-      made = AS_CALLER (fs, req, mknodat (pfd, name, mode, 0));
+      made = AS_CALLER (fs, req, mknodat (pfd, name, mode, rdev));
       break;
     case MAKE_DIR:
       made = AS_CALLER (fs, req, mkdirat (pfd, name, mode));
@@ -479,21 +577,26 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
 static void
 op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+  FsgFs *fs = req_fs (req);
+
   /* Device nodes made in the sandbox would be live on the host (nodev only
-   * protects this mount). Regular files are what mknod(2) may also make. */
-  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode))
-    {
-      FsgFs *fs = req_fs (req);
-      return reply_err (req, fsg_fs_deny (fs, req, "mknod", fsg_fs_inode (fs, parent), name, NULL, EPERM));
-    }
+   * protects this mount). Regular files are what mknod(2) may also make.
+   * An inspection mount whose policy says `devices = allow` makes them for
+   * a root caller, as the host would (the daemon keeps CAP_MKNOD under the
+   * caller's fsuid, so other callers are refused here, like on the host). */
+  if (!S_ISFIFO (mode) && !S_ISSOCK (mode) && !S_ISREG (mode) &&
+      !((S_ISCHR (mode) || S_ISBLK (mode)) && fsg_policy_devices_allowed (fs->policy) &&
+        fuse_req_ctx (req)->uid == 0))
+    return reply_err (req, fsg_fs_deny (fs, req, "mknod", fsg_fs_inode (fs, parent), name, NULL, EPERM));
   make_entry (req, parent, name, "mknod", MAKE_NODE,
-              (mode & S_IFMT) | strip_mode (req, mode & 07777, FALSE), NULL);
+              (mode & S_IFMT) | strip_mode (req, caller_mode (req, mode & 07777), FALSE),
+              (S_ISCHR (mode) || S_ISBLK (mode)) ? rdev : 0, NULL);
 }
 
 static void
 op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-  make_entry (req, parent, name, "mkdir", MAKE_DIR, strip_mode (req, mode & 07777, TRUE), NULL);
+  make_entry (req, parent, name, "mkdir", MAKE_DIR, strip_mode (req, caller_mode (req, mode & 07777), TRUE), 0, NULL);
 }
 
 static void
@@ -501,7 +604,7 @@ op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *nam
 {
   /* The target is not checked: the kernel resolves it inside the view, so
    * it passes the policy again whatever it says. */
-  make_entry (req, parent, name, "symlink", MAKE_SYMLINK, 0, link);
+  make_entry (req, parent, name, "symlink", MAKE_SYMLINK, 0, 0, link);
 }
 
 /* fs.protected_hardlinks, as the host would apply it to the caller: a
@@ -739,7 +842,7 @@ fsg_fs_close_is_silent (int fd)
 
 /* @passthrough: this open got a backing file (fsg_passthrough_open). */
 static void
-set_open_flags (FsgFs *fs, int fd, gboolean passthrough, struct fuse_file_info *fi)
+set_open_flags (FsgFs *fs, FsgInode *inode, int fd, gboolean passthrough, struct fuse_file_info *fi)
 {
   /* Keep the page cache across opens. Read-only trees do not change
    * through the view; for writable ones FUSE_CAP_AUTO_INVAL_DATA drops
@@ -751,8 +854,10 @@ set_open_flags (FsgFs *fs, int fd, gboolean passthrough, struct fuse_file_info *
    * file system whose close cannot fail. Otherwise a FLUSH also writes back
    * mmap-dirtied pages and reports their errors, so it stays (set-id files
    * and failed backing opens included); the kernel ignores noflush with
-   * the writeback cache anyway. */
-  if (!fs->writeback &&
+   * the writeback cache anyway. A file with record locks gets its FLUSH:
+   * the close of any of its fds releases the closing process's locks
+   * (locks.c). */
+  if (!fs->writeback && !fsg_locks_inode_has_locks (fs, inode) &&
       ((fi->flags & O_ACCMODE) == O_RDONLY || (passthrough && fsg_fs_close_is_silent (fd))))
     fi->noflush = 1;
 }
@@ -780,21 +885,13 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   if ((pathfd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, pathfd);
   proc_fd_path (proc, sizeof proc, pathfd);
-  fd = open (proc, host_open_flags (fs, fi->flags));
-  if (fd < 0 && (errno == EMFILE || errno == ENFILE))
-    {
-      fsg_fs_relieve_fd_pressure (fs);
-      fd = open (proc, host_open_flags (fs, fi->flags));
-    }
+  fd = FD_RETRY (fs, open (proc, host_open_flags (fs, fi->flags)));
   if (fd < 0)
     return reply_err (req, -errno);
-  /* The O_PATH fd stays pinned while the file is open (released in
-   * op_release): fstat/fchmod of an open, unlinked file keep working. */
-  (void) fsg_inode_pin (fs, inode);
   fi->fh = fd;
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
-  set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
+  set_open_flags (fs, inode, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
   if (fsg_inode_is_retired (fs, inode))
     {
       /* The host file changed through a sibling since the kernel cached
@@ -802,6 +899,9 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fi->direct_io = 1;
       fi->keep_cache = 0;
     }
+  /* The open file owns the pin taken above (given back in op_release):
+   * fstat/fchmod of an open, unlinked file keep working. */
+  pin.inode = NULL;
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, inode, fd);
@@ -822,22 +922,25 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   struct fuse_entry_param e;
   struct stat st;
   fsg_autopin FsgPin pin = { 0 };
+  fsg_autopin FsgPin fpin = { 0 };
+  FsgInode *inode;
   int fd, r, pfd;
 
   if ((r = check_entry (fs, req, "create", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
-  mode = strip_mode (req, mode & 07777, FALSE);
+  mode = strip_mode (req, caller_mode (req, mode & 07777), FALSE);
   /* O_NOFOLLOW: a symlink planted at @name after the negative lookup is
    * never followed on the host. */
   g_rw_lock_reader_lock (&fs->ns_lock);
-  fd = AS_CALLER (fs, req, openat (pfd, name, host_open_flags (fs, fi->flags) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode));
+  fd = FD_RETRY (fs, AS_CALLER (fs, req, openat (pfd, name, host_open_flags (fs, fi->flags) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode)));
   r = fd < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
     return reply_err (req, r);
-  if (fstat (fd, &st) == 0 && fsg_fs_is_denied_id (fs, st.st_dev, st.st_ino))
+  /* Refuse a file whose identity cannot be checked: fail closed. */
+  if (fstat (fd, &st) < 0 || fsg_fs_is_denied_id (fs, st.st_dev, st.st_ino))
     {
       close (fd);
       return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
@@ -848,16 +951,27 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
       close (fd);
       return reply_err (req, r);
     }
+  inode = fsg_fs_inode (fs, e.ino);
+  /* The open file owns a pin of its inode (given back in op_release). An
+   * unlink racing this create may leave an evicted inode that cannot be
+   * reopened: then the create fails instead of answering an open file
+   * without its pin. */
+  if ((r = fsg_pin (&fpin, fs, inode)) < 0)
+    {
+      close (fd);
+      fsg_inode_forget (fs, inode, 1);
+      return reply_err (req, r);
+    }
   fi->fh = fd;
-  (void) fsg_inode_pin (fs, fsg_fs_inode (fs, e.ino)); /* until op_release */
   fsg_fs_audit (fs, req, "create", p, name, NULL, NULL, &cs, FALSE, 0, mode_string (fi->flags));
-  set_open_flags (fs, fd, fs->passthrough && fsg_passthrough_open (fs, fsg_fs_inode (fs, e.ino), fd) > 0, fi);
+  set_open_flags (fs, inode, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
+  fpin.inode = NULL; /* owned by the open file from here on */
   if (fuse_reply_create (req, &e, fi) == -ENOENT)
     {
-      fsg_passthrough_release (fs, fsg_fs_inode (fs, e.ino), fd);
+      fsg_passthrough_release (fs, inode, fd);
       close (fd);
-      fsg_inode_unpin (fs, fsg_fs_inode (fs, e.ino));
-      fsg_inode_forget (fs, fsg_fs_inode (fs, e.ino), 1);
+      fsg_inode_unpin (fs, inode);
+      fsg_inode_forget (fs, inode, 1);
     }
 }
 
@@ -893,14 +1007,17 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
 static void
 op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+  FsgFs *fs = req_fs (req);
   int fd;
 
+  /* close(2) drops the closing process's record locks on the file. */
+  fsg_locks_flush (fs, fsg_fs_inode (fs, ino), fi->lock_owner);
   /* Sent without the file's inode lock (unlike WRITE from fsync and
    * writeback): a sibling retired before this reply is retired when
    * close() returns. */
-  fsg_inode_changed (req_fs (req), fsg_fs_inode (req_fs (req), ino));
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
   /* close() of a dup reports delayed write errors (NFS) like close(2) would. */
-  fd = dup (fi->fh);
+  fd = FD_RETRY (fs, fcntl (fi->fh, F_DUPFD_CLOEXEC, 0));
   if (fd < 0)
     return reply_err (req, -errno);
   reply_err (req, close (fd) == 0 ? 0 : -errno);
@@ -912,11 +1029,38 @@ op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
 
+  fsg_locks_release (fs, inode, (int) fi->fh);
   fsg_passthrough_release (fs, inode, (int) fi->fh);
   close (fi->fh);
   if (inode->kind == FSG_INODE_HOST)
     fsg_inode_unpin (fs, inode); /* taken in op_open / op_create */
   fuse_reply_err (req, 0);
+}
+
+/* Locks need no policy decision: the kernel checked the caller's open file
+ * (its access mode for the lock type), which the policy allowed at open. */
+static void
+op_getlk (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock)
+{
+  FsgFs *fs = req_fs (req);
+
+  fsg_locks_getlk (fs, req, fsg_fs_inode (fs, ino), fi, lock);
+}
+
+static void
+op_setlk (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock, int sleep)
+{
+  FsgFs *fs = req_fs (req);
+
+  fsg_locks_setlk (fs, req, fsg_fs_inode (fs, ino), fi, lock, sleep);
+}
+
+static void
+op_flock (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
+{
+  FsgFs *fs = req_fs (req);
+
+  fsg_locks_flock (fs, req, fsg_fs_inode (fs, ino), fi, op);
 }
 
 static void
@@ -1021,7 +1165,11 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
   struct stat self;
 
   g_array_set_size (d->ents, 0);
-  fsg_inode_stat (fs, inode, &self);
+  /* "." carries the view's inode number, also when the directory cannot
+   * be stat'ed right now (the number does not need the host). */
+  if (fsg_inode_stat (fs, inode, &self) < 0)
+    self.st_ino = inode->kind == FSG_INODE_HOST ? fsg_fs_map_ino (fs, inode->dev, inode->ino)
+                                                : inode->fake_ino;
   dir_add (d, ".", self.st_ino, DT_DIR, TRUE);
   dir_add (d, "..", 1, DT_DIR, TRUE);
   if (stubs != NULL)
@@ -1117,7 +1265,8 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     {
       fsg_autopin FsgPin pin = { 0 };
       int pathfd = fsg_pin (&pin, fs, inode);
-      int fd = pathfd < 0 ? (errno = -pathfd, -1) : openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      int fd = pathfd < 0 ? (errno = -pathfd, -1)
+                          : FD_RETRY (fs, openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 
       if (fd < 0 || (d->dp = fdopendir (fd)) == NULL)
         {
@@ -1159,6 +1308,7 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgDir *d = (FsgDir *) (uintptr_t) fi->fh;
   g_autofree char *buf = NULL;
+  g_autoptr(GArray) looked_up = NULL; /* fuse_ino_t given a lookup count */
   size_t pos = 0;
   int r;
 
@@ -1169,7 +1319,11 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
       d->loaded = TRUE;
     }
   buf = g_malloc (size);
-  for (guint i = (guint) off; i < d->ents->len; i++)
+  if (plus)
+    looked_up = g_array_new (FALSE, FALSE, sizeof (fuse_ino_t));
+  /* The offset is the index of the next entry, all 64 bits of it: an
+   * lseek() beyond the listing ends it. */
+  for (guint64 i = off < 0 ? G_MAXUINT64 : (guint64) off; i < d->ents->len; i++)
     {
       FsgDirent *ent = &g_array_index (d->ents, FsgDirent, i);
       size_t n;
@@ -1180,7 +1334,8 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
           gboolean looked = FALSE;
 
           memset (&e, 0, sizeof e);
-          if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0)
+          if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0 &&
+              refuse_case_insensitive (fs, req, inode, ent->name, &e) == 0)
             looked = TRUE;
           if (!looked)
             {
@@ -1188,13 +1343,15 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
               e.attr.st_ino = ent->ino;
               e.attr.st_mode = (mode_t) ent->type << 12;
             }
-          n = fuse_add_direntry_plus (req, buf + pos, size - pos, ent->name, &e, i + 1);
+          n = fuse_add_direntry_plus (req, buf + pos, size - pos, ent->name, &e, (off_t) (i + 1));
           if (n > size - pos)
             {
               if (looked)
                 fsg_inode_forget (fs, fsg_fs_inode (fs, e.ino), 1);
               break;
             }
+          if (looked)
+            g_array_append_val (looked_up, e.ino);
         }
       else
         {
@@ -1203,13 +1360,17 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
           memset (&st, 0, sizeof st);
           st.st_ino = ent->ino;
           st.st_mode = (mode_t) ent->type << 12;
-          n = fuse_add_direntry (req, buf + pos, size - pos, ent->name, &st, i + 1);
+          n = fuse_add_direntry (req, buf + pos, size - pos, ent->name, &st, (off_t) (i + 1));
           if (n > size - pos)
             break;
         }
       pos += n;
     }
-  fuse_reply_buf (req, buf, pos);
+  /* Entries of a reply that never reached the kernel (interrupted) carry
+   * no lookup count there: take them back. */
+  if (fuse_reply_buf (req, buf, pos) != 0 && looked_up != NULL)
+    for (guint k = 0; k < looked_up->len; k++)
+      fsg_inode_forget (fs, fsg_fs_inode (fs, g_array_index (looked_up, fuse_ino_t, k)), 1);
 }
 
 static void
@@ -1518,9 +1679,14 @@ FSG_COUNTED_OP (FSG_FS_OP_COPY_FILE_RANGE, op_copy_file_range,
        (fuse_req_t req, fuse_ino_t ii, off_t oi, FsgFileInfo *fi_in, fuse_ino_t io, off_t oo, FsgFileInfo *fi_out,
         size_t l, int f),
        (req, ii, oi, fi_in, io, oo, fi_out, l, f))
+FSG_COUNTED_OP (FSG_FS_OP_LOCK, op_getlk, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi, struct flock *l), (req, i, fi, l))
+FSG_COUNTED_OP (FSG_FS_OP_LOCK, op_setlk, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi, struct flock *l, int s),
+       (req, i, fi, l, s))
+FSG_COUNTED_OP (FSG_FS_OP_LOCK, op_flock, (fuse_req_t req, fuse_ino_t i, FsgFileInfo *fi, int o), (req, i, fi, o))
 
 const struct fuse_lowlevel_ops fsg_fs_ops = {
   .init = op_init,
+  .destroy = op_destroy,
   .lookup = counted_op_lookup,
   .forget = counted_op_forget,
   .forget_multi = counted_op_forget_multi,
@@ -1555,4 +1721,7 @@ const struct fuse_lowlevel_ops fsg_fs_ops = {
   .fallocate = counted_op_fallocate,
   .lseek = counted_op_lseek,
   .copy_file_range = counted_op_copy_file_range,
+  .getlk = counted_op_getlk,
+  .setlk = counted_op_setlk,
+  .flock = counted_op_flock,
 };

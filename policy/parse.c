@@ -150,6 +150,8 @@ static const SchemaKey schema[] = {
   { "filesystem", "deny-write", TRUE },
   { "filesystem", "secret-names", TRUE },
   { "filesystem", "hide-denied", FALSE },
+  { "filesystem", "devices", FALSE },
+  { "filesystem", "setid", FALSE },
   { "network", "allow", FALSE },
   { "process", "timeout", FALSE },
   { "process", "kill-after", FALSE },
@@ -747,6 +749,17 @@ check_setting (const char *key, const char *value, const char *where, GError **e
         {
           g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
                        "%s: '%s' is not a boolean (accepted: " BOOL_WORDS ")", where, value);
+          return FALSE;
+        }
+    }
+  else if (strcmp (key, "devices") == 0 || strcmp (key, "setid") == 0)
+    {
+      const char *a = key[0] == 'd' ? "refuse" : "strip", *b = key[0] == 'd' ? "allow" : "keep";
+
+      if (strcmp (value, a) != 0 && strcmp (value, b) != 0)
+        {
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                       "%s: '%s' is not one of %s, %s", where, value, a, b);
           return FALSE;
         }
     }
@@ -1415,6 +1428,10 @@ apply_setting (FsgPolicy *policy, const Entry *e)
     parse_bool (v, &policy->network);
   else if (strcmp (k, "hide-denied") == 0)
     parse_bool (v, &policy->hide_denied);
+  else if (strcmp (k, "devices") == 0)
+    policy->devices_allowed = strcmp (v, "allow") == 0;
+  else if (strcmp (k, "setid") == 0)
+    policy->setid_kept = strcmp (v, "keep") == 0;
   else if (strcmp (k, "inherit") == 0)
     policy->env.inherit = strcmp (v, "all") == 0    ? FSG_ENV_INHERIT_ALL
                           : strcmp (v, "none") == 0 ? FSG_ENV_INHERIT_NONE

@@ -146,6 +146,8 @@ struct _FsgPolicy
   const FsgRule **pub_rules;
   gboolean network;
   gboolean hide_denied;
+  gboolean devices_allowed; /* [filesystem] devices = allow */
+  gboolean setid_kept;      /* [filesystem] setid = keep */
   guint64 timeout_ms;
   guint64 kill_after_ms;
   guint64 output_cap;

@@ -35,6 +35,18 @@ fsg_policy_hide_denied (const FsgPolicy *policy)
   return policy->hide_denied;
 }
 
+gboolean
+fsg_policy_devices_allowed (const FsgPolicy *policy)
+{
+  return policy->devices_allowed;
+}
+
+gboolean
+fsg_policy_setid_kept (const FsgPolicy *policy)
+{
+  return policy->setid_kept;
+}
+
 guint64
 fsg_policy_timeout_ms (const FsgPolicy *policy)
 {
@@ -176,6 +188,10 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   set_list (kf, "filesystem", "deny-write", lists[FSG_RULE_DENY_WRITE]);
   set_list (kf, "filesystem", "secret-names", secret_names);
   g_key_file_set_string (kf, "filesystem", "hide-denied", policy->hide_denied ? "true" : "false");
+  if (policy->devices_allowed)
+    g_key_file_set_string (kf, "filesystem", "devices", "allow");
+  if (policy->setid_kept)
+    g_key_file_set_string (kf, "filesystem", "setid", "keep");
   g_key_file_set_string (kf, "network", "allow", policy->network ? "true" : "false");
   g_key_file_set_string (kf, "process", "timeout", timeout);
   g_key_file_set_string (kf, "process", "kill-after", kill_after);

@@ -203,6 +203,11 @@ const char *const *fsg_policy_literal_deny_read (const FsgPolicy *policy);
 
 gboolean fsg_policy_network_allowed (const FsgPolicy *policy);
 gboolean fsg_policy_hide_denied (const FsgPolicy *policy);
+/* [filesystem] devices = allow / setid = keep: host semantics for device
+ * nodes and set-id bits, only for `fsgate mount` run by root (fsgate-run
+ * refuses such a policy). Default FALSE: refuse / strip. */
+gboolean fsg_policy_devices_allowed (const FsgPolicy *policy);
+gboolean fsg_policy_setid_kept (const FsgPolicy *policy);
 guint64 fsg_policy_timeout_ms (const FsgPolicy *policy);    /* 0: none */
 guint64 fsg_policy_kill_after_ms (const FsgPolicy *policy); /* default 2000 */
 guint64 fsg_policy_output_cap (const FsgPolicy *policy);    /* bytes, default 1 MiB */

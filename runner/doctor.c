@@ -35,14 +35,39 @@
   "(Ubuntu 23.10+) or an AppArmor profile for fsgate-run; in Docker/Podman run with "   \
   "--security-opt seccomp=unconfined --security-opt apparmor=unconfined (docs/ci.md)"
 #define HINT_FUSE                                                                    \
-  "make /dev/fuse available and usable from a user namespace: modprobe fuse; in "  \
-  "containers pass --device /dev/fuse (and --cap-add SYS_ADMIN with "                \
-  "apparmor=unconfined) (docs/ci.md)"
+  "make /dev/fuse available and usable from a user namespace: modprobe fuse on the " \
+  "host; in a container pass --device /dev/fuse (Docker also needs "                 \
+  "--security-opt seccomp=unconfined and, with AppArmor, apparmor=unconfined) "      \
+  "(docs/ci.md)"
+/* /dev/fuse is there, but its mode or owner keeps this user out (EACCES). */
+#define HINT_FUSE_ACCESS                                                             \
+  "chmod 0666 /dev/fuse (the usual mode; make it last with a udev rule, or as root "  \
+  "in the container before dropping privileges), or give this user a group with "     \
+  "rw on it (--group-add GID); a container needs the device passed read-write: "      \
+  "--device /dev/fuse:/dev/fuse:rwm (docs/ci.md)"
+/* The node is there (a bind mount?) but the device cgroup refuses it (EPERM). */
+#define HINT_FUSE_CGROUP                                                             \
+  "the device node is there but the container's device cgroup refuses it: pass "    \
+  "the device itself (--device /dev/fuse:/dev/fuse:rwm), not a bind mount of "        \
+  "/dev/fuse (docs/ci.md)"
 #define HINT_PROC                                                                    \
-  "a fresh /proc cannot be mounted: the container masks /proc (Docker/Podman: "    \
-  "--security-opt systempaths=unconfined, Podman: --security-opt unmask=ALL) (docs/ci.md)"
+  "a fresh /proc cannot be mounted: the container masks parts of /proc (Podman: "  \
+  "--security-opt unmask=ALL; Docker: --security-opt systempaths=unconfined), or "   \
+  "leave out --no-proc-fallback to run with the container's /proc (docs/ci.md)"
+#define HINT_PROC_FALLBACK                                                           \
+  "a fresh /proc cannot be mounted (the container masks parts of /proc) and the "   \
+  "container's /proc cannot be bound in either: unmask /proc (Podman: "              \
+  "--security-opt unmask=ALL; Docker: --security-opt systempaths=unconfined) "       \
+  "(docs/ci.md)"
 #define HINT_MOUNT                                                                   \
   "mounts in a new mount namespace are refused: run the container with "           \
+  "--security-opt apparmor=unconfined (docs/ci.md)"
+/* Docker's default seccomp profile has no pivot_root at all, with or
+ * without CAP_SYS_ADMIN (docs/ci.md). */
+#define HINT_PIVOT                                                                   \
+  "pivot_root is refused: Docker's default seccomp profile does not allow it, "     \
+  "even with --cap-add SYS_ADMIN: run the container with --security-opt "             \
+  "seccomp=unconfined (or a profile that allows pivot_root) and, with AppArmor, "      \
   "--security-opt apparmor=unconfined (docs/ci.md)"
 #define HINT_SECCOMP                                                                 \
   "the kernel needs CONFIG_SECCOMP_FILTER (and libseccomp >= 2.5); without it "    \
@@ -79,6 +104,7 @@ fsg_stage_describe (FsgStage stage)
     case FSG_STAGE_CAPS: return "dropping capabilities";
     case FSG_STAGE_SECCOMP: return "loading the seccomp filter";
     case FSG_STAGE_SEND_LISTENER: return "passing the seccomp listener to the runner";
+    case FSG_STAGE_PROC_FALLBACK: return "using the container's /proc (a fresh one is refused)";
     case FSG_STAGE_NONE:
     case FSG_STAGE_LAST:
       break;
@@ -98,14 +124,18 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_SCRATCH:
     case FSG_STAGE_MOUNT_DEV:
     case FSG_STAGE_MOUNT_TMP:
-    case FSG_STAGE_PIVOT:
     case FSG_STAGE_HOST_FLAGS:
       return HINT_MOUNT;
+    case FSG_STAGE_PIVOT:
+      return err == EPERM ? HINT_PIVOT : HINT_MOUNT;
     case FSG_STAGE_OPEN_FUSE:
+      return err == EACCES ? HINT_FUSE_ACCESS : err == EPERM ? HINT_FUSE_CGROUP : HINT_FUSE;
     case FSG_STAGE_MOUNT_FUSE:
       return HINT_FUSE;
     case FSG_STAGE_MOUNT_PROC:
       return HINT_PROC;
+    case FSG_STAGE_PROC_FALLBACK:
+      return HINT_PROC_FALLBACK;
     case FSG_STAGE_SECCOMP:
       return HINT_SECCOMP;
     case FSG_STAGE_HYBRID:
@@ -134,14 +164,18 @@ enum
   PROBE_PROC,
   PROBE_FUSE_OPEN,
   PROBE_FUSE_MOUNT,
+  PROBE_PIVOT,
 };
+
+/* FsgProcKind the probe got, and the Landlock ABI (or -errno) it saw. */
+static int probe_child_proc = FSG_PROC_UNKNOWN;
 
 static G_GNUC_NORETURN void
 probe_exit (int fd, int step, int err)
 {
-  unsigned char b[2] = { step, err };
+  unsigned char b[3] = { step, err, probe_child_proc };
 
-  (void) !write (fd, b, 2);
+  (void) !write (fd, b, 3);
   _exit (0);
 }
 
@@ -173,9 +207,18 @@ probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse
     {
       int fd;
 
-      if (mkdir ("/tmp/proc", 0755) < 0
-          || mount ("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+      if (mkdir ("/tmp/proc", 0755) < 0)
         probe_exit (out, PROBE_PROC, errno);
+      probe_child_proc = FSG_PROC_FRESH;
+      if (mount ("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        {
+          /* what a run does then (namespaces.c, proc.c) */
+          if (errno != EPERM)
+            probe_exit (out, PROBE_PROC, errno);
+          probe_child_proc = FSG_PROC_CONTAINER;
+          if ((r = fsg_proc_bind_container_async_signal_safe ("/tmp/proc")) < 0)
+            probe_exit (out, PROBE_PROC, -r);
+        }
       fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
       if (fd < 0)
         probe_exit (out, PROBE_FUSE_OPEN, errno);
@@ -184,6 +227,9 @@ probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse
       if (mkdir ("/tmp/fuse", 0755) < 0
           || mount ("fsgate-doctor", "/tmp/fuse", "fuse", MS_NOSUID | MS_NODEV, fuse_data) < 0)
         probe_exit (out, PROBE_FUSE_MOUNT, errno);
+      /* The run's pivot_root, into the probe's tmpfs (a mount point). */
+      if (chdir ("/tmp") < 0 || syscall (SYS_pivot_root, ".", ".") < 0)
+        probe_exit (out, PROBE_PIVOT, errno);
       /* Nobody answers FUSE_INIT; leaving the namespaces tears it down. */
       probe_exit (out, PROBE_OK, 0);
     }
@@ -194,14 +240,14 @@ probe_child (int out, const char *uid_map, const char *gid_map, const char *fuse
 
 /* Run the namespace probe once per process; the result is cached. */
 static gboolean probe_done;
-static int probe_step, probe_err;
+static int probe_step, probe_err, probe_proc;
 
 static void
 run_probe (void)
 {
   int fds[2];
   pid_t pid;
-  unsigned char b[2] = { 0xff, 0 };
+  unsigned char b[3] = { 0xff, 0, 0 };
   g_autofree char *uid_map = NULL, *gid_map = NULL, *fuse_data = NULL;
   int reserved;
 
@@ -235,7 +281,7 @@ run_probe (void)
       close (fds[0]);
       return;
     }
-  if (FSG_RETRY (read (fds[0], b, 2)) != 2)
+  if (FSG_RETRY (read (fds[0], b, 3)) != 3)
     {
       b[0] = PROBE_FORK;
       b[1] = EIO;
@@ -245,6 +291,22 @@ run_probe (void)
     ;
   probe_step = b[0];
   probe_err = b[1];
+  probe_proc = b[2];
+}
+
+/* "1000,27" or "none": the groups the kernel checks a device's mode with. */
+static char *
+describe_groups (void)
+{
+  gid_t groups[64];
+  int n = getgroups (G_N_ELEMENTS (groups), groups);
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "%u", (unsigned) getegid ());
+  for (int i = 0; i < n; i++)
+    if (groups[i] != getegid ())
+      g_string_append_printf (s, ",%u", (unsigned) groups[i]);
+  return g_string_free (s, FALSE);
 }
 
 static char *
@@ -261,15 +323,16 @@ gboolean
 fsg_doctor_check_userns (char **out_line)
 {
   run_probe ();
+  if (probe_step == PROBE_PIVOT)
+    {
+      *out_line = g_strdup_printf ("FAIL  pivot_root in a new mount namespace: %s. Fix: %s",
+                                   g_strerror (probe_err),
+                                   probe_err == EPERM ? HINT_PIVOT : HINT_MOUNT);
+      return FALSE;
+    }
   if (probe_step == PROBE_OK || probe_step >= PROBE_PROC)
     {
-      if (probe_step == PROBE_PROC)
-        {
-          *out_line = g_strdup_printf ("FAIL  fresh /proc in a pid namespace: %s. Fix: %s",
-                                       g_strerror (probe_err), HINT_PROC);
-          return FALSE;
-        }
-      *out_line = g_strdup ("ok    user, mount, pid, ipc, uts and net namespaces, /proc");
+      *out_line = g_strdup ("ok    user, mount, pid, ipc, uts and net namespaces, pivot_root");
       return TRUE;
     }
   {
@@ -299,31 +362,83 @@ fsg_doctor_check_userns (char **out_line)
   return FALSE;
 }
 
+/* Which /proc a run gets: fresh, the container's (a warning, or a failure
+ * with @no_fallback), or none. */
+static gboolean
+check_proc (gboolean no_fallback, char **out_line)
+{
+  int abi;
+
+  run_probe ();
+  if (probe_step != PROBE_OK && probe_step < PROBE_PROC)
+    {
+      *out_line = g_strdup ("FAIL  /proc: not tested, user namespaces do not work (see above)");
+      return FALSE;
+    }
+  if (probe_step == PROBE_PROC)
+    {
+      if (probe_proc == FSG_PROC_CONTAINER)
+        *out_line = g_strdup_printf ("FAIL  /proc: a fresh /proc is refused (the container masks "
+                                     "parts of /proc) and the container's /proc cannot be used "
+                                     "instead: %s. Fix: %s",
+                                     g_strerror (probe_err), HINT_PROC_FALLBACK);
+      else
+        *out_line = g_strdup_printf ("FAIL  fresh /proc in a pid namespace: %s. Fix: %s",
+                                     g_strerror (probe_err), HINT_PROC);
+      return FALSE;
+    }
+  if (probe_proc != FSG_PROC_CONTAINER)
+    {
+      *out_line = g_strdup ("ok    a fresh /proc of the sandbox's pid namespace");
+      return TRUE;
+    }
+  if (no_fallback)
+    {
+      *out_line = g_strdup_printf ("FAIL  /proc: a fresh /proc is refused here (the container masks "
+                                   "parts of /proc) and --no-proc-fallback is given. Fix: %s",
+                                   HINT_PROC);
+      return FALSE;
+    }
+  abi = fsg_landlock_abi_async_signal_safe ();
+  *out_line = g_strdup_printf ("warn  /proc: a fresh /proc is refused here (the container masks "
+                               "parts of /proc): runs show the command the container's /proc, "
+                               "where it can list the container's processes but not reach them "
+                               "(its own user namespace%s). For a fresh /proc: Podman "
+                               "--security-opt unmask=ALL, Docker --security-opt "
+                               "systempaths=unconfined; --no-proc-fallback refuses such runs "
+                               "(docs/ci.md)",
+                               abi > 0 ? " and a Landlock domain" : "; no Landlock here");
+  return TRUE;
+}
+
 gboolean
 fsg_doctor_check_fuse (char **out_line)
 {
   int fd;
 
   fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
-  if (fd < 0)
+  /* The module is there but the node's mode (crw------- root) or the device
+   * cgroup keeps us out: modprobe would not help. */
+  if (fd < 0 && (errno == EACCES || errno == EPERM))
     {
       int errsv = errno;
       struct stat st;
+      g_autofree char *groups = describe_groups ();
+      g_autofree char *node = NULL;
 
-      /* the module is there but the node's mode keeps us out (crw------- root):
-       * modprobe would not help */
-      if ((errsv == EACCES || errsv == EPERM) && stat ("/dev/fuse", &st) == 0)
-        {
-          *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s (mode %04o, owner %u:%u, we are "
-                                       "uid %u). Fix: chmod 0666 /dev/fuse (the usual mode; make "
-                                       "it last with a udev rule, or in a container pass "
-                                       "--device /dev/fuse)",
-                                       g_strerror (errsv), (unsigned) (st.st_mode & 07777),
-                                       (unsigned) st.st_uid, (unsigned) st.st_gid,
-                                       (unsigned) getuid ());
-          return FALSE;
-        }
-      *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s. Fix: %s", g_strerror (errsv),
+      if (stat ("/dev/fuse", &st) == 0)
+        node = g_strdup_printf ("mode %04o, owner %u:%u", (unsigned) (st.st_mode & 07777),
+                                (unsigned) st.st_uid, (unsigned) st.st_gid);
+      *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s (%s; this process: uid %u, "
+                                   "groups %s). Fix: %s",
+                                   g_strerror (errsv), node ? node : "cannot stat it",
+                                   (unsigned) geteuid (), groups,
+                                   errsv == EACCES ? HINT_FUSE_ACCESS : HINT_FUSE_CGROUP);
+      return FALSE;
+    }
+  if (fd < 0)
+    {
+      *out_line = g_strdup_printf ("FAIL  /dev/fuse: open: %s. Fix: %s", g_strerror (errno),
                                    HINT_FUSE);
       return FALSE;
     }
@@ -342,7 +457,7 @@ fsg_doctor_check_fuse (char **out_line)
                             "at the fresh /proc (see above); user namespaces themselves work");
       return FALSE;
     }
-  if (probe_step != PROBE_OK)
+  if (probe_step != PROBE_OK && probe_step != PROBE_PIVOT)
     {
       *out_line = g_strdup ("FAIL  /dev/fuse: not tested, user namespaces do not work (see above)");
       return FALSE;
@@ -428,7 +543,7 @@ info_cgroup (char **out_line)
 }
 
 int
-fsg_doctor (gboolean verbose)
+fsg_doctor (gboolean verbose, gboolean no_proc_fallback)
 {
   gboolean ok = TRUE;
   char *line = NULL;
@@ -437,6 +552,9 @@ fsg_doctor (gboolean verbose)
   g_print ("%s\n", line);
   g_clear_pointer (&line, g_free);
   ok &= fsg_doctor_check_userns (&line);
+  g_print ("%s\n", line);
+  g_clear_pointer (&line, g_free);
+  ok &= check_proc (no_proc_fallback, &line);
   g_print ("%s\n", line);
   g_clear_pointer (&line, g_free);
   ok &= fsg_doctor_check_fuse (&line);

@@ -65,6 +65,7 @@ main (int argc, char **argv)
   g_autofree char *json_path = NULL;
   g_autofree char *description = NULL;
   gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE, quiet = FALSE;
+  gboolean no_proc_fallback = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
   GOptionEntry entries[] = {
@@ -76,6 +77,9 @@ main (int argc, char **argv)
       "Capture stdout and stderr into the report (they still stream live)", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
+    { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
+      "Where a fresh /proc cannot be mounted (a container masks its /proc), exit 125 "
+      "instead of showing the command the container's /proc", NULL },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
       "Check whether this system can run sandboxed commands, and what to change (and what the hybrid view binds)", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
@@ -127,7 +131,7 @@ main (int argc, char **argv)
     }
   if (doctor)
     {
-      int doctor_status = fsg_doctor (verbose);
+      int doctor_status = fsg_doctor (verbose, no_proc_fallback);
       g_autoptr(FsgPolicy) dpolicy = fsg_policy_options_build (popts, NULL);
 
       /* what a run with these policy options would bind and serve */
@@ -213,6 +217,7 @@ main (int argc, char **argv)
   ro.cwd = cwd;
   ro.json_path = json_path;
   ro.capture = capture;
+  ro.no_proc_fallback = no_proc_fallback;
   ro.pass_fds = opt_pass_fds;
   ro.verbose = verbose ? 1 : 0;
   ro.quiet = quiet;

@@ -350,6 +350,9 @@ exec_command (const FsgSandboxSpec *spec)
   _exit (saved == ENOENT || saved == ENOTDIR ? FSG_EXIT_NOTFOUND : FSG_EXIT_NOEXEC);
 }
 
+/* Which /proc I mounted (FsgProcKind); C, a fork of I, reads it. */
+static int proc_kind;
+
 static G_GNUC_NORETURN void
 command_main (const FsgSandboxSpec *spec, int pty_slave)
 {
@@ -374,6 +377,12 @@ command_main (const FsgSandboxSpec *spec, int pty_slave)
     fail (spec, FSG_STAGE_CLOSE_FDS, errno);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     fail (spec, FSG_STAGE_NNP, errno);
+  /* The container's /proc lists processes outside the sandbox; the user
+   * namespace keeps them out of reach, a Landlock domain (where the kernel
+   * has Landlock) is a second layer (proc.c). */
+  if (proc_kind == FSG_PROC_CONTAINER && fsg_landlock_abi_async_signal_safe () > 0
+      && (r = fsg_landlock_confine_async_signal_safe ()) < 0)
+    fail (spec, FSG_STAGE_PROC_FALLBACK, -r);
   if (setrlimit (RLIMIT_CORE, &no_core) < 0)
     fail (spec, FSG_STAGE_RLIMIT, errno);
   if ((r = close_fds_except (spec, spec->ctl_fd)) < 0)
@@ -436,6 +445,29 @@ host_flags_step (const FsgMountStep *s)
   return mount (NULL, s->target, NULL, MS_REMOUNT | MS_BIND | flags, NULL);
 }
 
+/* The view's /proc: a fresh procfs, or, where the kernel refuses one (EPERM:
+ * the container masks parts of its /proc) and the run allows it, the
+ * container's own (proc.c). R is told which. Returns 0, or -1 with errno. */
+static int
+mount_proc (const FsgSandboxSpec *spec, const FsgMountStep *s)
+{
+  FsgCtlMsg msg = { FSG_MSG_PROC, 0, 0, FSG_PROC_FRESH };
+  int r;
+
+  if (mount (s->source, s->target, s->fstype, s->flags, s->data) < 0)
+    {
+      if (errno != EPERM || !spec->proc_fallback_ok)
+        return -1;
+      if ((r = fsg_proc_bind_container_async_signal_safe (s->target)) < 0)
+        fail (spec, FSG_STAGE_PROC_FALLBACK, -r);
+      msg.value = FSG_PROC_CONTAINER;
+    }
+  proc_kind = msg.value;
+  if ((r = fsg_ctl_send (spec->ctl_fd, &msg, -1)) < 0)
+    fail (spec, FSG_STAGE_MOUNT_PROC, -r);
+  return 0;
+}
+
 static void
 run_steps (const FsgSandboxSpec *spec)
 {
@@ -447,7 +479,11 @@ run_steps (const FsgSandboxSpec *spec)
       switch (s->kind)
         {
         case FSG_STEP_MOUNT:
-          r = mount (s->source, s->target, s->fstype, s->flags, s->data);
+          if (s->stage == FSG_STAGE_MOUNT_PROC && s->fstype != NULL
+              && strcmp (s->fstype, "proc") == 0)
+            r = mount_proc (spec, s);
+          else
+            r = mount (s->source, s->target, s->fstype, s->flags, s->data);
           break;
         case FSG_STEP_MKDIR:
           r = mkdir (s->target, 0755);

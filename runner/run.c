@@ -79,6 +79,7 @@ typedef struct
   gboolean timed_out;
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
+  FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
   GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
@@ -755,6 +756,11 @@ handle_ctl (FsgRun *run)
     case FSG_MSG_NO_LISTENER:
       run->notify_unavailable = TRUE;
       break;
+    case FSG_MSG_PROC:
+      run->proc_kind = msg.value;
+      if (msg.value == FSG_PROC_CONTAINER) /* never silently (proc.c) */
+        g_printerr ("fsgate-run: %s\n", FSG_PROC_FALLBACK_WARNING);
+      break;
     case FSG_MSG_SETUP_ERROR:
       if (!run->setup_failed)
         {
@@ -817,7 +823,7 @@ reap (FsgRun *run)
   /* A daemon killed by a signal R did not send died under the command, even
    * when the command has already exited: it exited because its view broke
    * (ECONNABORTED), so its status must not pass for its own. */
-  if (!run->timed_out && run->failure == NULL &&
+  if (!run->timed_out && run->failure == NULL && !run->setup_failed &&
       ((WIFSIGNALED (run->daemon_wait_status) && !run->daemon_killed) ||
        (!run->setup_reaped && !run->have_status)))
     {
@@ -1128,6 +1134,11 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_int_value (b, run->n_denials);
   json_builder_set_member_name (b, "seccomp_notify");
   json_builder_add_boolean_value (b, !run->notify_unavailable);
+  json_builder_set_member_name (b, "proc");
+  if (fsg_proc_kind_name (run->proc_kind) != NULL)
+    json_builder_add_string_value (b, fsg_proc_kind_name (run->proc_kind));
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "policy");
   add_policy_summary (b, run->policy);
   if (run->capturing)
@@ -1347,6 +1358,7 @@ fsg_run (const FsgRunOptions *opts)
   run->spec.scratch = "/tmp";
   run->spec.view_dir = "/tmp/root";
   run->spec.cwd = cwd;
+  run->spec.proc_fallback_ok = !opts->no_proc_fallback;
   run->spec.argv = opts->argv;
   run->spec.envp = build_environ (opts->policy, opts->verbose > 0);
   for (char *const *e = run->spec.envp; *e; e++)

@@ -25,7 +25,8 @@
  *         namespace on purpose: the FUSE connection records the mounter's pid
  *         namespace, so D sees host pids and can name the caller (comm).
  *         S waits for I and exits; PDEATHSIG ties it to R.
- *         └─ I  pid 1 of the new pid namespace: mounts /proc, a minimal /dev
+ *         └─ I  pid 1 of the new pid namespace: mounts /proc (where a
+ *               container masks its own, binds that one: proc.c), a minimal /dev
  *               (bind mounts of null zero full random urandom tty, devpts with
  *               ptmx, tmpfs /dev/shm), a tmpfs /tmp unless /tmp is (under) a
  *               root, pivot_root(".", ".") into the view and detaches the old
@@ -74,6 +75,7 @@ typedef struct
   const char *cwd;        /* -C DIR, or NULL for the current directory */
   const char *json_path;  /* --json FILE or "-", NULL for none */
   gboolean capture;       /* --capture */
+  gboolean no_proc_fallback; /* --no-proc-fallback: a fresh /proc or nothing */
   GArray *pass_fds;       /* int, may be NULL; at most FSG_MAX_PASS_FDS */
   int verbose;
   gboolean quiet;         /* --quiet: no denial summary on stderr */
@@ -88,8 +90,9 @@ char *fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *jso
  * Setup failures are printed as one line (with the fix) and give 125. */
 int fsg_run (const FsgRunOptions *options);
 
-/* --doctor: print every check, return 0 when a run would work, else 125. */
-int fsg_doctor (gboolean verbose);
+/* --doctor: print every check, return 0 when a run would work, else 125.
+ * With @no_proc_fallback, a /proc that only the fallback provides fails. */
+int fsg_doctor (gboolean verbose, gboolean no_proc_fallback);
 
 /* ---- Shared between the runner's files ----------------------------------- */
 
@@ -123,6 +126,7 @@ typedef enum
   FSG_STAGE_CAPS,
   FSG_STAGE_SECCOMP,
   FSG_STAGE_SEND_LISTENER,
+  FSG_STAGE_PROC_FALLBACK,
   FSG_STAGE_LAST
 } FsgStage;
 
@@ -171,7 +175,43 @@ typedef enum
   FSG_MSG_SETUP_ERROR,   /* S/I/C -> R: stage, err */
   FSG_MSG_EXEC_ERROR,    /* C -> R: err of the last execve */
   FSG_MSG_STATUS,        /* I -> R: value = wait status of C */
+  FSG_MSG_PROC,          /* I -> R: value = FsgProcKind of the view's /proc */
 } FsgMsgType;
+
+/* Which /proc the command got (proc.c, docs/security.md "The /proc
+ * fallback"). FRESH: a new procfs of the sandbox's pid namespace. CONTAINER:
+ * the fresh mount was refused (a container runtime masks parts of its /proc,
+ * and the kernel then refuses a new procfs in a user namespace), so the
+ * container's own /proc is bound in, read-only where the fresh one is; the
+ * processes the command can now list stay out of its reach (its user
+ * namespace, plus a Landlock domain where the kernel has Landlock). */
+typedef enum
+{
+  FSG_PROC_UNKNOWN = 0, /* the run did not get that far */
+  FSG_PROC_FRESH,
+  FSG_PROC_CONTAINER,
+} FsgProcKind;
+
+/* The report's name for @kind ("fresh", "container"), NULL for UNKNOWN. */
+const char *fsg_proc_kind_name (FsgProcKind kind);
+/* The one-line warning fsgate-run prints when a run gets the fallback. */
+#define FSG_PROC_FALLBACK_WARNING                                                        \
+  "warning: a fresh /proc cannot be mounted here (the container masks parts of "        \
+  "/proc); the command sees the container's /proc: it can list the container's "         \
+  "processes but not read their memory, environment, files or roots, nor signal them "  \
+  "(docs/ci.md; --no-proc-fallback refuses to run instead)"
+/* Landlock ABI version (>= 1) or -errno: the fallback needs it. Async-signal-safe. */
+int fsg_landlock_abi_async_signal_safe (void);
+/* Confine the calling process and its future children to a Landlock domain
+ * that restricts no file access the command has (only block/char device
+ * creation, which it cannot do anyway): the domain's point is Landlock's
+ * ptrace scoping, which denies ptrace and /proc/PID/{mem,environ,fd,root,cwd,
+ * ...} on every process outside the domain. Needs NO_NEW_PRIVS. Returns 0 or
+ * -errno. Async-signal-safe. */
+int fsg_landlock_confine_async_signal_safe (void);
+/* Bind the container's /proc at @target (recursively: the runtime's masks
+ * come along), nosuid, nodev, noexec. Returns 0 or -errno. Async-signal-safe. */
+int fsg_proc_bind_container_async_signal_safe (const char *target);
 
 typedef struct
 {
@@ -227,6 +267,7 @@ typedef struct
   const char *uid_map;     /* "UID UID 1": S maps itself (no /proc/PID lookup by R, */
   const char *gid_map;     /* which breaks when R's /proc is of another pid namespace) */
   gboolean runner_maps;    /* R (root) writes full identity maps; S waits for MAPS_DONE */
+  gboolean proc_fallback_ok; /* I may bind the container's /proc when a fresh one is refused */
   const FsgMountStep *steps;
   guint n_steps;
   const FsgHybridBind *binds; /* hybrid view, made by I after the steps */

@@ -109,11 +109,12 @@ else
   skip "--doctor: /dev/fuse mode 600" "root and setpriv"
 fi
 if [ "$(id -u)" = 0 ]; then
-  # a masked /proc (as Docker masks /proc/kcore) makes a fresh /proc fail;
+  # a masked /proc (as Docker masks /proc/kcore) makes a fresh /proc fail
+  # (a FAIL line with --no-proc-fallback: tests/container/test-proc-fallback.sh);
   # user namespaces still work and --doctor must not say otherwise
   out=$(unshare -m --propagation private sh -c 'mount --bind /dev/null /proc/uptime && exec "$@"' sh \
-    "$FSGATE_RUN" --doctor 2>&1)
-  if grep -q "FAIL  fresh /proc" <<<"$out"; then
+    "$FSGATE_RUN" --doctor --no-proc-fallback 2>&1)
+  if grep -q "FAIL  /proc: a fresh /proc is refused" <<<"$out"; then
     check "--doctor after a /proc failure does not claim user namespaces fail" \
       bash -c '! grep -q "user namespaces do not work" <<<"$1"' _ "$out"
   else

@@ -69,7 +69,11 @@ static const ErrorCase error_cases[] = {
     "pol.ini:2: unknown group [bogus] (known: [policy], [filesystem]" },
   { "unknown-key", "[filesystem]\nreadonly = /\nwriteable = /tmp\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:3: unknown key 'writeable' in [filesystem] (known: writable, readonly, deny-read, "
-    "deny-write, secret-names, hide-denied)" },
+    "deny-write, secret-names, hide-denied, devices, setid)" },
+  { "bad-devices", "[filesystem]\ndevices = yes\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'devices' in [filesystem]: 'yes' is not one of refuse, allow" },
+  { "bad-setid", "[filesystem]\nsetid = Keep\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'setid' in [filesystem]: 'Keep' is not one of strip, keep" },
   { "unknown-key-in-other-group", "[network]\ntimeout = 1s\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:2: unknown key 'timeout' in [network] (known: allow)" },
   { "localised-key", "[network]\nallow[de] = true\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
@@ -706,7 +710,7 @@ test_settings (void)
   g_assert_true (fsg_policy_builder_add_data (b, "pol.ini",
                                               "[policy]\nprofile = none\n"
                                               "[network]\nallow = yes\n"
-                                              "[filesystem]\nhide-denied = 1\n"
+                                              "[filesystem]\nhide-denied = 1\ndevices = allow\nsetid = keep\n"
                                               "[process]\ntimeout = 1m30s\nkill-after = 500ms\n"
                                               "[output]\noutput-cap = 64KiB\n",
                                               -1, &error));
@@ -717,6 +721,8 @@ test_settings (void)
     return;
   g_assert_true (fsg_policy_network_allowed (policy));
   g_assert_true (fsg_policy_hide_denied (policy));
+  g_assert_true (fsg_policy_devices_allowed (policy));
+  g_assert_true (fsg_policy_setid_kept (policy));
   g_assert_cmpuint (fsg_policy_timeout_ms (policy), ==, 90000);
   g_assert_cmpuint (fsg_policy_kill_after_ms (policy), ==, 500);
   g_assert_cmpuint (fsg_policy_output_cap (policy), ==, 65536);
@@ -767,6 +773,8 @@ test_defaults (void)
     return;
   g_assert_false (fsg_policy_network_allowed (policy));
   g_assert_false (fsg_policy_hide_denied (policy));
+  g_assert_false (fsg_policy_devices_allowed (policy));
+  g_assert_false (fsg_policy_setid_kept (policy));
   g_assert_cmpuint (fsg_policy_timeout_ms (policy), ==, 0);
   g_assert_cmpuint (fsg_policy_kill_after_ms (policy), ==, 2000);
   g_assert_cmpuint (fsg_policy_output_cap (policy), ==, 1024 * 1024);
@@ -972,7 +980,7 @@ static const RoundTrip round_trips[] = {
   { "everything", "none",
     "[filesystem]\nreadonly = /;@T/ro\nwritable = @T/rw;?@T/missing\n"
     "deny-read = *.pem;.env;**/secrets;@T/rw/priv;/srv/**/k[ab]y;\\\\*;a\\;b\n"
-    "deny-write = **/.git/hooks;@T/rw/.git/config\nhide-denied = true\n"
+    "deny-write = **/.git/hooks;@T/rw/.git/config\nhide-denied = true\ndevices = allow\nsetid = keep\n"
     "[network]\nallow = true\n"
     "[process]\ntimeout = 1m30s\nkill-after = 500ms\n"
     "[output]\noutput-cap = 64KiB\n"
@@ -1061,6 +1069,8 @@ test_round_trip_body (gconstpointer data)
   g_assert_cmpstr (fsg_policy_profile (p2), ==, "none");
   g_assert_cmpint (fsg_policy_network_allowed (p2), ==, fsg_policy_network_allowed (p1));
   g_assert_cmpint (fsg_policy_hide_denied (p2), ==, fsg_policy_hide_denied (p1));
+  g_assert_cmpint (fsg_policy_devices_allowed (p2), ==, fsg_policy_devices_allowed (p1));
+  g_assert_cmpint (fsg_policy_setid_kept (p2), ==, fsg_policy_setid_kept (p1));
   g_assert_cmpuint (fsg_policy_timeout_ms (p2), ==, fsg_policy_timeout_ms (p1));
   g_assert_cmpuint (fsg_policy_kill_after_ms (p2), ==, fsg_policy_kill_after_ms (p1));
   g_assert_cmpuint (fsg_policy_output_cap (p2), ==, fsg_policy_output_cap (p1));
