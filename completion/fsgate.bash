@@ -165,7 +165,7 @@ _fsgate_run()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$_fsgate_policy_opts -C --cwd --json
-            --capture --pass-fd --no-proc-fallback --doctor -v --verbose -q --quiet --version -h --help
+            --capture --filter-terminal --pass-fd --no-proc-fallback --doctor -v --verbose -q --quiet --version -h --help
             --help-all --help-policy --" -- "$cur"))
         return
     fi

@@ -417,6 +417,20 @@ int fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd);
 /* The file @fd is released (or its open reply failed). */
 void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
 
+/* guards.c (issue 14): see there. */
+/* 0, or -EACCES (audited as @op) when @st is a regular file with more than
+ * one link: writing it in place could change a name outside the roots. */
+int fsg_fs_check_linked_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode,
+                               const FsgPathState *state, const struct stat *st);
+/* "procfs", "sysfs", ... when @fd is on a kernel pseudo file system that
+ * describes the host, else NULL. (transfer none) */
+const char *fsg_fs_pseudo_fs_name (int fd);
+/* Add every multiply-linked regular file below the directories @denied to
+ * fs->deny_ids. FALSE when FSG_DENIED_SCAN_MAX entries were not enough
+ * (*out_truncated_at: the directory where the scan stopped). */
+#define FSG_DENIED_SCAN_MAX 100000
+gboolean fsg_fs_scan_denied_links (FsgFs *fs, const char *const *denied, char **out_truncated_at);
+
 /* casefold.c: why the host directory @fd resolves names case-insensitively
  * ("vfat", "casefold", ...), or NULL when it does not. Such directories are
  * not served. */

@@ -276,6 +276,15 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
       id->ino = st.st_ino;
       g_hash_table_add (fs->deny_ids, id);
     }
+  /* ... and so is every other link of a file below a denied directory */
+  {
+    g_autofree char *stopped = NULL;
+
+    if (!fsg_fs_scan_denied_links (fs, denied, &stopped))
+      g_printerr ("fsgate: warning: the deny-read directories hold more than %d entries (the scan "
+                  "stopped in '%s'): hard links to files beyond that are not denied by identity\n",
+                  FSG_DENIED_SCAN_MAX, stopped);
+  }
 
   rs = fsg_policy_root_state (policy);
   if (rs.flags & FSG_STATE_SYNTHETIC)

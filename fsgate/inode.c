@@ -799,6 +799,20 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
       return synth_entry (fs, parent, name, FSG_INODE_STUB, state, FALSE, e);
     }
 
+  /* issue 14 item 6: a procfs or sysfs mounted below a root shows the host */
+  if (S_ISDIR (stx.stx_mode) && makedev (stx.stx_dev_major, stx.stx_dev_minor) != parent->dev)
+    {
+      const char *pseudo = fsg_fs_pseudo_fs_name (fd);
+
+      if (pseudo != NULL)
+        {
+          g_autofree char *what = g_strdup_printf ("lookup (%s mount)", pseudo);
+          FsgPathState ds = state;
+
+          ds.access = FSG_ACCESS_DENY;
+          return fsg_fs_deny (fs, req, what, parent, name, &ds, fs->hide_denied ? ENOENT : EACCES);
+        }
+    }
   if (fsg_fs_is_denied_id (fs, makedev (stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino))
     {
       FsgPathState ds = state;

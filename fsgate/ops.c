@@ -424,6 +424,10 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     return reply_err (req, fsg_fs_deny (fs, req, "setattr", inode, NULL, &s, -r));
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
+  if (fstat (fd, &st) < 0)
+    return reply_err (req, -errno);
+  if ((r = fsg_fs_check_linked_write (fs, req, "setattr", inode, &s, &st)) < 0)
+    return reply_err (req, r);
   proc_fd_path (proc, sizeof proc, fd);
 
   if (valid & FUSE_SET_ATTR_MODE)
@@ -884,6 +888,15 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
   if ((pathfd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, pathfd);
+  if (write)
+    {
+      struct stat lst;
+
+      if (fstat (pathfd, &lst) < 0)
+        return reply_err (req, -errno);
+      if ((r = fsg_fs_check_linked_write (fs, req, "open", inode, &s, &lst)) < 0)
+        return reply_err (req, r);
+    }
   proc_fd_path (proc, sizeof proc, pathfd);
   fd = FD_RETRY (fs, open (proc, host_open_flags (fs, fi->flags)));
   if (fd < 0)
@@ -934,7 +947,8 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   /* O_NOFOLLOW: a symlink planted at @name after the negative lookup is
    * never followed on the host. */
   g_rw_lock_reader_lock (&fs->ns_lock);
-  fd = FD_RETRY (fs, AS_CALLER (fs, req, openat (pfd, name, host_open_flags (fs, fi->flags) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode)));
+  /* without O_TRUNC: an existing file is truncated only after the checks */
+  fd = FD_RETRY (fs, AS_CALLER (fs, req, openat (pfd, name, (host_open_flags (fs, fi->flags) & ~O_TRUNC) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode)));
   r = fd < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
@@ -944,6 +958,19 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
     {
       close (fd);
       return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
+    }
+  /* an existing file with other links (issue 14 item 2) */
+  if (S_ISREG (st.st_mode) && st.st_nlink > 1
+      && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
+    {
+      close (fd);
+      return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
+    }
+  if ((fi->flags & O_TRUNC) && S_ISREG (st.st_mode) && st.st_size > 0 && ftruncate (fd, 0) < 0)
+    {
+      r = -errno;
+      close (fd);
+      return reply_err (req, r);
     }
   r = fsg_inode_lookup (fs, req, p, name, &e, "create");
   if (r < 0)

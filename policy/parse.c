@@ -742,6 +742,14 @@ check_setting (const char *key, const char *value, const char *where, GError **e
     {
       if (!fsg_parse_size (value, &v, &local))
         goto fail;
+      if (v > FSG_POLICY_OUTPUT_CAP_MAX)
+        {
+          /* each captured stream is held in memory and in the report */
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                       "%s: '%s' is larger than fsgate-run can capture (at most 1GiB per stream)",
+                       where, value);
+          return FALSE;
+        }
     }
   else if (strcmp (key, "allow") == 0 || strcmp (key, "hide-denied") == 0)
     {
@@ -1350,7 +1358,7 @@ rule_impl_free (gpointer data)
 }
 
 static gboolean
-apply_rule (FsgPolicy *policy, const Entry *e, GError **error)
+apply_rule (FsgPolicyBuilder *b, FsgPolicy *policy, const Entry *e, GError **error)
 {
   FsgRuleImpl *r = g_new0 (FsgRuleImpl, 1);
 
@@ -1362,7 +1370,23 @@ apply_rule (FsgPolicy *policy, const Entry *e, GError **error)
 
   if (e->kind == FSG_RULE_WRITABLE || e->kind == FSG_RULE_READONLY)
     {
-      char *real = realpath (e->value, NULL);
+      g_autofree char *link = NULL, *target = NULL;
+      char *real;
+
+      /* issue 14 item 1: a symlink an earlier run could have planted must
+       * not choose what this root is, optional or not */
+      if (fsg_root_find_planted_symlink (e->value, b ? b->cwd : NULL, b ? b->home : NULL, &link,
+                                         &target))
+        {
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                       "%s: %s root '%s' goes through the symlink '%s' -> '%s', in a directory "
+                       "you can write (a sandboxed command could have planted it). Fix: name the "
+                       "directory you mean without the symlink, or remove the symlink",
+                       e->origin, fsg_rule_kind_to_key (e->kind), e->value, link, target);
+          rule_impl_free (r);
+          return FALSE;
+        }
+      real = realpath (e->value, NULL);
       if (real == NULL)
         {
           int errsv = errno;
@@ -1445,14 +1469,14 @@ apply_setting (FsgPolicy *policy, const Entry *e)
 }
 
 static gboolean
-apply_entries (FsgPolicy *policy, GPtrArray *entries, GError **error)
+apply_entries (FsgPolicyBuilder *b, FsgPolicy *policy, GPtrArray *entries, GError **error)
 {
   for (guint i = 0; i < entries->len; i++)
     {
       const Entry *e = entries->pdata[i];
       if (e->is_setting)
         apply_setting (policy, e);
-      else if (!apply_rule (policy, e, error))
+      else if (!apply_rule (b, policy, e, error))
         return FALSE;
     }
   return TRUE;
@@ -1545,7 +1569,7 @@ apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GE
           rule.anchored = anchored;
           rule.origin = e->origin;
           rule.origin_kind = e->origin_kind;
-          if (!apply_rule (policy, &rule, error))
+          if (!apply_rule (NULL, policy, &rule, error)) /* a deny rule: no builder needed */
             return FALSE;
           /* the "**" after the scope does not go into package trees */
           {
@@ -1590,7 +1614,7 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
     g_autoptr(GPtrArray) scopes = secret_scopes (b, layers, G_N_ELEMENTS (layers));
 
     for (guint l = 0; l < G_N_ELEMENTS (layers); l++)
-      if (!apply_entries (policy, layers[l], error) ||
+      if (!apply_entries (b, policy, layers[l], error) ||
           !apply_secret_names (policy, layers[l], scopes, error))
         return NULL;
   }

@@ -172,6 +172,12 @@ FsgPolicy *fsg_policy_new_empty (void);
 /* Split an absolute normalised path into components. (transfer full) */
 char **fsg_path_split (const char *path);
 
+/* roots.c: the first symlink on the way to @path (in the path or in the
+ * targets of its symlinks) that sits in a directory the caller can write,
+ * and its target. @cwd and @home decide it for root (see roots.c). */
+gboolean fsg_root_find_planted_symlink (const char *path, const char *cwd, const char *home,
+                                        char **out_link, char **out_target);
+
 /* ---- Builder (parse.c) --------------------------------------------------- */
 
 /* The paths a command must not change for the policy files the builder

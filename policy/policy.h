@@ -106,6 +106,7 @@ typedef enum
   FSG_POLICY_ERROR_UNKNOWN_PROFILE,
   FSG_POLICY_ERROR_CONFLICT,      /* two files name different base profiles */
   FSG_POLICY_ERROR_TOO_DEEP,      /* include nesting or a cycle */
+  FSG_POLICY_ERROR_PLANTED_SYMLINK, /* a root's path goes through a symlink the caller could have made */
 } FsgPolicyError;
 
 /* ---- Building ---------------------------------------------------------- */
@@ -210,6 +211,9 @@ gboolean fsg_policy_devices_allowed (const FsgPolicy *policy);
 gboolean fsg_policy_setid_kept (const FsgPolicy *policy);
 guint64 fsg_policy_timeout_ms (const FsgPolicy *policy);    /* 0: none */
 guint64 fsg_policy_kill_after_ms (const FsgPolicy *policy); /* default 2000 */
+/* The largest output cap: --capture keeps each stream in memory (and in the
+ * report), so the cap is bounded well below what a GByteArray can hold. */
+#define FSG_POLICY_OUTPUT_CAP_MAX (G_GUINT64_CONSTANT (1) << 30)
 guint64 fsg_policy_output_cap (const FsgPolicy *policy);    /* bytes, default 1 MiB */
 const char *fsg_policy_profile (const FsgPolicy *policy);   /* base profile name */
 

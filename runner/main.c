@@ -65,6 +65,7 @@ main (int argc, char **argv)
   g_autofree char *json_path = NULL;
   g_autofree char *description = NULL;
   gboolean capture = FALSE, doctor = FALSE, verbose = FALSE, version = FALSE, quiet = FALSE;
+  gboolean filter_terminal = FALSE;
   gboolean no_proc_fallback = FALSE;
   FsgRunOptions ro = { 0 };
   int status;
@@ -75,6 +76,9 @@ main (int argc, char **argv)
       "Write a JSON report to FILE ('-': stdout, after the command's output)", "FILE" },
     { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
       "Capture stdout and stderr into the report (they still stream live)", NULL },
+    { "filter-terminal", 0, 0, G_OPTION_ARG_NONE, &filter_terminal,
+      "Untrusted commands: drop escape sequences that act beyond the screen or make the "
+      "terminal answer (OSC 52, DSR, DA, title reports) from output to a terminal", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
@@ -217,6 +221,7 @@ main (int argc, char **argv)
   ro.cwd = cwd;
   ro.json_path = json_path;
   ro.capture = capture;
+  ro.filter_terminal = filter_terminal;
   ro.no_proc_fallback = no_proc_fallback;
   ro.pass_fds = opt_pass_fds;
   ro.verbose = verbose ? 1 : 0;

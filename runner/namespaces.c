@@ -412,8 +412,8 @@ init_on_signal (int sig)
       kill (-1, SIGTERM);
       kill (-1, SIGCONT);
     }
-  else if (c > 0)
-    kill (c, sig);
+  else if (c > 0 && kill (-c, sig) < 0)
+    kill (c, sig); /* C leads its session, so its group is c; as a terminal's ^C would */
   errno = errsv;
 }
 

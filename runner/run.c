@@ -35,6 +35,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -43,7 +44,24 @@ extern char **environ;
 
 #define DRAIN_TIMEOUT_US (2 * G_USEC_PER_SEC)
 #define DAEMON_READY_TIMEOUT_MS 10000
-#define MAX_DENIALS 1000
+/* Denials are kept per distinct (source, operation, path, path2, rule),
+ * each with its count and the time of the first; within these bounds. */
+#define MAX_DISTINCT_DENIALS 10000
+#define MAX_DENIAL_BYTES (8 * 1024 * 1024)
+
+/* The live copy of the command's output to one of our own fds. The
+ * supervisor never waits for it: bytes read from the sandbox wait here until
+ * the fd polls writable, and while LIVE_PENDING_MAX are waiting the sandbox
+ * side is not read (the command blocks on its write, as it would natively). */
+typedef struct
+{
+  GByteArray *pending;
+  gboolean dropped;  /* the reader is gone (EPIPE, error): discard */
+  guint64 lost;      /* bytes discarded while the command was still writing */
+} FsgLive;
+
+#define LIVE_PENDING_MAX (256 * 1024)
+#define LIVE_WRITE_GUARD_US 50000
 
 typedef struct
 {
@@ -60,6 +78,8 @@ typedef struct
   int out_rd, err_rd;
   int pty_master;
   int reserved_fd;
+  int report_dirfd; /* --json FILE: its directory, opened before the command starts */
+  char *report_name; /* and its last component */
 
   pid_t setup_pid, init_pid, daemon_pid;
   gboolean setup_reaped;
@@ -88,10 +108,17 @@ typedef struct
 
   FsgCapture cap_out, cap_err;
   gboolean capturing;
-  gboolean live_dropped; /* our stdout/stderr stopped taking output */
+  FsgLive live[3];         /* copies to our fd 1 and fd 2 (index = fd) */
+  gboolean filter_to[3];   /* --filter-terminal and our fd 1/2 is a terminal */
+  FsgTermFilter term[3];
   GString *audit_buf;
-  JsonArray *denials;
-  guint64 n_denials;
+  JsonArray *denials;       /* one object per distinct denial, with count and first_ms */
+  guint64 n_denials;        /* every denial, itemised or not */
+  GHashTable *denial_index; /* distinct key -> its JsonObject in denials (borrowed) */
+  gsize denial_bytes;       /* memory the distinct records take, roughly */
+  guint64 denials_unlisted; /* denials whose distinct record did not fit the bound */
+  gboolean denial_bound_hit;
+  JsonArray *setup_denials; /* refusals met by S or I setting the sandbox up */
 
   struct termios saved_tio;
   gboolean tio_saved;
@@ -246,6 +273,16 @@ read_last_cap (void)
 
 /* ---- The FUSE daemon process D -------------------------------------------- */
 
+/* D and S leave fsgate-run's process group (signals stay blocked until
+ * then): a signal sent to the group (^C when stdin is not a terminal, a CI
+ * job's cancel, SIGHUP) reaches R alone, which forwards it to the command
+ * through I. Async-signal-safe. */
+static void
+leave_process_group (void)
+{
+  setpgid (0, 0);
+}
+
 static GMutex audit_lock;
 
 
@@ -278,6 +315,15 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
 
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid () != run->spec.runner_pid)
     _exit (1);
+  leave_process_group ();
+  /* Only R decides when D ends (SIGKILL); a signal meant for the run (^C
+   * without a pty, a CI cancel, a hangup) never reaches it directly. */
+  signal (SIGINT, SIG_IGN);
+  signal (SIGTERM, SIG_IGN);
+  signal (SIGHUP, SIG_IGN);
+  signal (SIGQUIT, SIG_IGN);
+  signal (SIGTTOU, SIG_IGN); /* a background group writing to the terminal */
+  signal (SIGTTIN, SIG_IGN);
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_IGN);
@@ -396,14 +442,76 @@ start_daemon (FsgRun *run, int fuse_fd, GError **error)
 
 /* ---- Reporting helpers ---------------------------------------------------- */
 
+static const char *
+denial_member (JsonObject *obj, const char *name)
+{
+  JsonNode *n = json_object_get_member (obj, name);
+
+  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n) : "";
+}
+
+/* One denial (a JSON object; transfer full). A flood of the same denial is
+ * one record with a count, so the one that matters is never crowded out;
+ * distinct records are kept up to MAX_DISTINCT_DENIALS / MAX_DENIAL_BYTES,
+ * and past that they are counted (denials_unlisted) and the report says so. */
 static void
 add_denial (FsgRun *run, JsonNode *node)
 {
+  JsonObject *obj = json_node_get_object (node);
+  g_autofree char *key = NULL;
+  JsonObject *first;
+  gsize size;
+
   run->n_denials++;
-  if (json_array_get_length (run->denials) < MAX_DENIALS)
-    json_array_add_element (run->denials, node);
-  else
-    json_node_unref (node);
+  key = g_strjoin ("\x1f", denial_member (obj, "source"), denial_member (obj, "operation"),
+                   denial_member (obj, "path"), denial_member (obj, "path2"),
+                   denial_member (obj, "rule"), NULL);
+  first = g_hash_table_lookup (run->denial_index, key);
+  if (first != NULL)
+    {
+      json_object_set_int_member (first, "count", json_object_get_int_member (first, "count") + 1);
+      json_node_unref (node);
+      return;
+    }
+  size = 2 * strlen (key) + 256; /* the key, the record's copy of it, the members */
+  if (json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
+      || run->denial_bytes + size > MAX_DENIAL_BYTES)
+    {
+      if (!run->denial_bound_hit)
+        g_printerr ("fsgate-run: more than %u distinct denials (or %u MiB of them): later "
+                    "distinct ones are only counted (denials_unlisted in the report)\n",
+                    MAX_DISTINCT_DENIALS, MAX_DENIAL_BYTES >> 20);
+      run->denial_bound_hit = TRUE;
+      run->denials_unlisted++;
+      json_node_unref (node);
+      return;
+    }
+  run->denial_bytes += size;
+  json_object_set_int_member (obj, "count", 1);
+  json_object_set_int_member (obj, "first_ms", (g_get_monotonic_time () - run->start_us) / 1000);
+  g_hash_table_insert (run->denial_index, g_steal_pointer (&key), obj);
+  json_array_add_element (run->denials, node); /* the array holds obj from now on */
+}
+
+/* The sandbox's own setup (S, and I placing host mount flags, /proc, /dev
+ * and pivoting) looks up places of the view that the policy may deny; those
+ * refusals are not the command's. Told apart by host pid, never by the
+ * command name (the command chooses its own). The audit pipe is read only
+ * once I's pid is known (see audit_readable()). */
+static gboolean
+is_setup_denial (FsgRun *run, JsonNode *node)
+{
+  JsonObject *obj = json_node_get_object (node);
+  gint64 pid = json_object_get_int_member_with_default (obj, "pid", 0);
+
+  return pid > 0 && (pid == run->setup_pid || pid == run->init_pid);
+}
+
+static gboolean
+audit_readable (FsgRun *run)
+{
+  return run->audit_rd >= 0 && (run->init_pid > 0 || run->setup_reaped || run->ctl < 0);
 }
 
 static void
@@ -424,7 +532,19 @@ read_audit (FsgRun *run)
 
       if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
           && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        add_denial (run, json_node_copy (json_parser_get_root (parser)));
+        {
+          JsonNode *node = json_node_copy (json_parser_get_root (parser));
+
+          if (is_setup_denial (run, node))
+            {
+              if (json_array_get_length (run->setup_denials) < 100)
+                json_array_add_element (run->setup_denials, node);
+              else
+                json_node_unref (node);
+            }
+          else
+            add_denial (run, node);
+        }
       else
         run->n_denials++; /* never lose a denial, even one we cannot show */
       g_string_erase (run->audit_buf, 0, len + 1);
@@ -574,52 +694,74 @@ restore_tty (FsgRun *run)
 
 /* ---- Output ------------------------------------------------------------------ */
 
-static void on_deadlines (FsgRun *run, gint64 now);
-static gint64 next_deadline (FsgRun *run);
-
-/* Copy output to our own stdout/stderr without ever blocking the loop: a
- * reader that stops reading must not stop the timeout. Wait for room only
- * until the next deadline, write at most PIPE_BUF bytes per wake-up (a pipe
- * that polls writable takes that much without blocking), and once the run
- * is over its time or the reader is gone, drop the live copy (the capture,
- * if any, keeps everything up to its cap). */
 static void
-write_live (FsgRun *run, int out_fd, const guint8 *buf, gsize len)
+on_alarm (int sig)
 {
-  while (len > 0 && !run->live_dropped)
-    {
-      struct pollfd pfd = { .fd = out_fd, .events = POLLOUT };
-      gint64 now = g_get_monotonic_time ();
-      gint64 next = next_deadline (run);
-      int timeout_ms = next == G_MAXINT64 ? -1 : (int) MAX (0, (next - now + 999) / 1000);
-      int r = poll (&pfd, 1, timeout_ms);
-      long n;
+  (void) sig; /* only interrupts a write that would block */
+}
 
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r == 0)
-        {
-          on_deadlines (run, g_get_monotonic_time ());
-          if (run->timed_out || run->setup_reaped)
-            run->live_dropped = TRUE;
-          continue;
-        }
-      if (r < 0 || (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
-        {
-          run->live_dropped = TRUE;
-          break;
-        }
-      n = write (out_fd, buf, MIN (len, (gsize) PIPE_BUF));
-      if (n < 0)
-        {
-          if (errno == EINTR || errno == EAGAIN)
-            continue;
-          run->live_dropped = TRUE;
-          break;
-        }
-      buf += n;
-      len -= (gsize) n;
+/* write() to our own stdout/stderr without ever blocking the loop for long.
+ * The fd is shared with whoever started us, so it cannot be made
+ * non-blocking; it is written only when it polls writable, and a one-shot
+ * timer (SIGALRM, no SA_RESTART) interrupts a write that blocks anyway
+ * (a terminal or socket with less room than asked for): the bytes written
+ * so far count, the rest waits. */
+static long
+guarded_write (int fd, const guint8 *buf, gsize len)
+{
+  static gboolean installed;
+  struct itimerval arm = { { 0, 0 }, { 0, LIVE_WRITE_GUARD_US } };
+  struct itimerval off = { { 0, 0 }, { 0, 0 } };
+  long n;
+  int errsv;
+
+  if (!installed)
+    {
+      struct sigaction sa = { 0 };
+
+      sa.sa_handler = on_alarm;
+      sigemptyset (&sa.sa_mask);
+      sa.sa_flags = 0; /* no SA_RESTART: the blocked write returns */
+      sigaction (SIGALRM, &sa, NULL);
+      installed = TRUE;
     }
+  setitimer (ITIMER_REAL, &arm, NULL);
+  n = write (fd, buf, len);
+  errsv = errno;
+  setitimer (ITIMER_REAL, &off, NULL);
+  errno = errsv;
+  return n;
+}
+
+/* Our fd @fd polled writable: give it what is pending. */
+static void
+flush_live (FsgRun *run, int fd)
+{
+  FsgLive *live = &run->live[fd];
+  long n;
+
+  if (live->pending->len == 0)
+    return;
+  n = guarded_write (fd, live->pending->data, MIN (live->pending->len, 65536u));
+  if (n > 0)
+    g_byte_array_remove_range (live->pending, 0, (guint) n);
+  else if (n < 0 && errno != EINTR && errno != EAGAIN)
+    {
+      live->dropped = TRUE; /* EPIPE: the reader is gone, as for the command natively */
+      g_byte_array_set_size (live->pending, 0);
+    }
+}
+
+static gboolean
+live_full (FsgRun *run, int fd)
+{
+  return run->live[fd].pending->len >= LIVE_PENDING_MAX;
+}
+
+static gboolean
+live_pending (FsgRun *run)
+{
+  return run->live[1].pending->len > 0 || run->live[2].pending->len > 0;
 }
 
 static void
@@ -632,12 +774,43 @@ forward_output (FsgRun *run, int *fdp, int out_fd, FsgCapture *capture)
     {
       if (capture != NULL)
         fsg_capture_append (capture, buf, n);
-      write_live (run, out_fd, buf, (gsize) n);
+      if (run->live[out_fd].dropped)
+        return;
+      if (run->filter_to[out_fd])
+        fsg_term_filter (&run->term[out_fd], buf, (gsize) n, run->live[out_fd].pending);
+      else
+        g_byte_array_append (run->live[out_fd].pending, buf, (guint) n);
       return;
     }
   if (n < 0 && errno == EAGAIN)
     return;
   clear_fd (fdp); /* EOF, or EIO on a pty whose slaves are gone */
+}
+
+/* The run timed out and its readers have not taken all its output: drop
+ * the rest and say how much (stderr may be the stalled one: best effort). */
+static void
+drop_live (FsgRun *run)
+{
+  for (int fd = 1; fd <= 2; fd++)
+    {
+      FsgLive *live = &run->live[fd];
+
+      if (live->pending->len > 0)
+        {
+          g_autofree char *msg = g_strdup_printf (
+              "fsgate-run: %u bytes of the command's %s were not delivered: its reader did "
+              "not take them before the run ended\n",
+              live->pending->len, fd == 1 ? "standard output" : "standard error");
+          struct pollfd pfd = { 2, POLLOUT, 0 };
+
+          live->lost += live->pending->len;
+          live->dropped = TRUE; /* and what the pipes still hold */
+          g_byte_array_set_size (live->pending, 0);
+          if (poll (&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
+            guarded_write (2, (const guint8 *) msg, strlen (msg));
+        }
+    }
 }
 
 static void
@@ -910,6 +1083,8 @@ on_deadlines (FsgRun *run, gint64 now)
     }
 }
 
+static gboolean outputs_open (FsgRun *run);
+
 static gint64
 next_deadline (FsgRun *run)
 {
@@ -921,7 +1096,9 @@ next_deadline (FsgRun *run)
     next = MIN (next, run->kill_deadline);
   if (run->abort_deadline)
     next = MIN (next, run->abort_deadline);
-  if (run->setup_reaped)
+  /* after the drain deadline, only a timed-out run's pending output and
+   * pipes still open have anything to wait for */
+  if (run->setup_reaped && (outputs_open (run) || run->timed_out))
     next = MIN (next, run->drain_deadline);
   return next;
 }
@@ -937,9 +1114,9 @@ supervise (FsgRun *run)
 {
   while (TRUE)
     {
-      struct pollfd pfds[8];
+      struct pollfd pfds[10];
       int idx_ctl = -1, idx_sig, idx_lis = -1, idx_aud = -1, idx_out = -1, idx_err = -1,
-          idx_pty = -1, idx_in = -1;
+          idx_pty = -1, idx_in = -1, idx_live1 = -1, idx_live2 = -1;
       int n = 0;
       gint64 now = g_get_monotonic_time ();
       gint64 next;
@@ -948,7 +1125,19 @@ supervise (FsgRun *run)
       on_deadlines (run, now);
       if (run->setup_reaped)
         {
-          if (!outputs_open (run) || now >= run->drain_deadline)
+          /* The sandbox is gone: wait for its pipes (at most the drain
+           * deadline: a descendant may hold them), then for our readers to
+           * take what is pending, as the command would have waited on its
+           * write natively; a timed-out run does not wait for its readers. */
+          if (outputs_open (run) && now >= run->drain_deadline)
+            {
+              clear_fd (&run->out_rd);
+              clear_fd (&run->err_rd);
+              clear_fd (&run->pty_master);
+            }
+          if (live_pending (run) && run->timed_out)
+            drop_live (run);
+          if (!outputs_open (run) && !live_pending (run))
             break;
         }
       next = next_deadline (run);
@@ -970,14 +1159,19 @@ supervise (FsgRun *run)
         WATCH (idx_ctl, run->ctl, POLLIN);
       if (run->listener >= 0)
         WATCH (idx_lis, run->listener, POLLIN);
-      if (run->audit_rd >= 0)
+      if (audit_readable (run))
         WATCH (idx_aud, run->audit_rd, POLLIN);
-      if (run->out_rd >= 0)
+      if (run->out_rd >= 0 && !live_full (run, 1))
         WATCH (idx_out, run->out_rd, POLLIN);
-      if (run->err_rd >= 0)
+      if (run->err_rd >= 0 && !live_full (run, 2))
         WATCH (idx_err, run->err_rd, POLLIN);
       if (run->pty_master >= 0)
-        WATCH (idx_pty, run->pty_master, POLLIN | (run->to_pty->len > 0 ? POLLOUT : 0));
+        WATCH (idx_pty, run->pty_master,
+               (live_full (run, 1) ? 0 : POLLIN) | (run->to_pty->len > 0 ? POLLOUT : 0));
+      if (run->live[1].pending->len > 0)
+        WATCH (idx_live1, 1, POLLOUT);
+      if (run->live[2].pending->len > 0)
+        WATCH (idx_live2, 2, POLLOUT);
       if (run->pty_master >= 0 && run->stdin_open && run->to_pty->len == 0 && !run->setup_reaped)
         WATCH (idx_in, 0, POLLIN);
 #undef WATCH
@@ -1012,6 +1206,26 @@ supervise (FsgRun *run)
         {
           if (pfds[idx_pty].revents & (POLLIN | POLLHUP | POLLERR))
             forward_output (run, &run->pty_master, 1, NULL);
+        }
+      if (idx_live1 >= 0 && pfds[idx_live1].revents)
+        {
+          if (pfds[idx_live1].revents & POLLOUT)
+            flush_live (run, 1);
+          else
+            {
+              run->live[1].dropped = TRUE; /* POLLERR/POLLHUP: the reader is gone */
+              g_byte_array_set_size (run->live[1].pending, 0);
+            }
+        }
+      if (idx_live2 >= 0 && pfds[idx_live2].revents)
+        {
+          if (pfds[idx_live2].revents & POLLOUT)
+            flush_live (run, 2);
+          else
+            {
+              run->live[2].dropped = TRUE;
+              g_byte_array_set_size (run->live[2].pending, 0);
+            }
         }
       if (run->pty_master >= 0 && run->to_pty->len > 0)
         flush_pty (run);
@@ -1097,6 +1311,43 @@ add_policy_summary (JsonBuilder *b, const FsgPolicy *policy)
   json_builder_end_object (b);
 }
 
+/* The report goes into the directory opened before the command started,
+ * never through a path the command could have changed: a new file there
+ * (O_EXCL, O_NOFOLLOW), renamed over the report's name (a symlink the
+ * command put there is replaced, not followed). */
+static gboolean
+write_report_file (FsgRun *run, const char *text, GError **error)
+{
+  g_autofree char *tmp = NULL;
+  fsg_autofd int fd = -1;
+  int r;
+
+  if (run->report_dirfd < 0)
+    return fsg_throw (error, "its directory was never opened");
+  for (int i = 0; i < 100 && fd < 0; i++)
+    {
+      g_free (tmp);
+      tmp = g_strdup_printf (".%.200s.%08x", run->report_name, g_random_int ());
+      fd = openat (run->report_dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                   0666);
+      if (fd < 0 && errno != EEXIST)
+        return fsg_throw_errno (error, "create a file in the report's directory");
+    }
+  if (fd < 0)
+    return fsg_throw_errno (error, "create a file in the report's directory");
+  r = fsg_write_all (fd, text, strlen (text));
+  if (r == 0 && fsync (fd) < 0)
+    r = -errno;
+  if (r == 0 && renameat (run->report_dirfd, tmp, run->report_dirfd, run->report_name) < 0)
+    r = -errno;
+  if (r < 0)
+    {
+      unlinkat (run->report_dirfd, tmp, 0);
+      return fsg_throw_errno_value (error, -r, "write '%s'", run->report_name);
+    }
+  return TRUE;
+}
+
 static gboolean
 write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
               const char *message, GError **error)
@@ -1132,6 +1383,16 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->denials));
   json_builder_set_member_name (b, "denials_total");
   json_builder_add_int_value (b, run->n_denials);
+  json_builder_set_member_name (b, "denials_unlisted");
+  json_builder_add_int_value (b, run->denials_unlisted);
+  json_builder_set_member_name (b, "setup_denials");
+  json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->setup_denials));
+  if (run->opts->filter_terminal)
+    {
+      json_builder_set_member_name (b, "terminal_sequences_filtered");
+      json_builder_add_int_value (b, (run->term[1].seq ? run->term[1].dropped : 0)
+                                       + (run->term[2].seq ? run->term[2].dropped : 0));
+    }
   json_builder_set_member_name (b, "seccomp_notify");
   json_builder_add_boolean_value (b, !run->notify_unavailable);
   json_builder_set_member_name (b, "proc");
@@ -1171,7 +1432,7 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
     }
   {
     g_autofree char *line = g_strconcat (text, "\n", NULL);
-    return g_file_set_contents (run->opts->json_path, line, -1, error);
+    return write_report_file (run, line, error);
   }
 }
 
@@ -1253,6 +1514,8 @@ run_clear (FsgRun *run)
   clear_fd (&run->err_rd);
   clear_fd (&run->pty_master);
   clear_fd (&run->reserved_fd);
+  clear_fd (&run->report_dirfd);
+  g_clear_pointer (&run->report_name, g_free);
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
     clear_fd (&run->spec.stdout_fd);
@@ -1265,9 +1528,15 @@ run_clear (FsgRun *run)
   g_clear_pointer (&run->steps, g_array_unref);
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
+  g_clear_pointer (&run->denial_index, g_hash_table_unref);
   g_clear_pointer (&run->denials, json_array_unref);
+  g_clear_pointer (&run->setup_denials, json_array_unref);
   g_clear_pointer (&run->stubs, g_ptr_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
+  fsg_term_filter_clear (&run->term[1]);
+  fsg_term_filter_clear (&run->term[2]);
+  g_clear_pointer (&run->live[1].pending, g_byte_array_unref);
+  g_clear_pointer (&run->live[2].pending, g_byte_array_unref);
   if (run->capturing)
     {
       fsg_capture_clear (&run->cap_out);
@@ -1291,56 +1560,157 @@ resolve_cwd (const FsgRunOptions *opts, GError **error)
   return real;
 }
 
-int
-fsg_run (const FsgRunOptions *opts)
+/* ---- fsg_run: prepare, spawn, supervise, report ------------------------------
+ *
+ * Each guarantee of a run lives in one of these four steps:
+ *   prepare    everything that can fail before a process exists (working
+ *              directory, /dev/fuse, filter, mount plan, pipes, id maps,
+ *              signals, the report's directory): a failure is 125, nothing ran
+ *   spawn      clone S and hand it the id maps
+ *   supervise  the poll loop until the sandbox is gone and output drained,
+ *              then the daemon stopped and the terminal restored
+ *   report     the exit status, its reason, stderr and the --json report
+ */
+
+static gboolean
+prepare_output (FsgRun *run, GError **error)
 {
-  FsgRun run_storage = { 0 };
-  FsgRun *run = &run_storage;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *cwd = NULL;
-  g_autofree char *fuse_data = NULL;
-  g_autofree char *uid_map = NULL, *gid_map = NULL;
+  const FsgRunOptions *opts = run->opts;
+
+  for (int fd = 1; fd <= 2; fd++)
+    if (opts->filter_terminal && isatty (fd))
+      {
+        run->filter_to[fd] = TRUE;
+        fsg_term_filter_init (&run->term[fd]);
+      }
+  run->spec.want_pty = isatty (0);
+  run->spec.stdout_pty = run->spec.want_pty && !opts->capture && isatty (1);
+  run->spec.stderr_pty = run->spec.want_pty && !opts->capture && isatty (2);
+  if (opts->capture)
+    {
+      int p[2];
+      guint64 cap = fsg_policy_output_cap (opts->policy);
+
+      fsg_capture_init (&run->cap_out, cap);
+      fsg_capture_init (&run->cap_err, cap);
+      run->capturing = TRUE;
+      if (pipe2 (p, O_CLOEXEC) < 0)
+        return fsg_throw_errno (error, "preparing the run: pipe");
+      run->out_rd = p[0];
+      run->spec.stdout_fd = p[1];
+      if (pipe2 (p, O_CLOEXEC) < 0)
+        return fsg_throw_errno (error, "preparing the run: pipe");
+      run->err_rd = p[0];
+      run->spec.stderr_fd = p[1];
+    }
+
+  /* Never hand a host terminal to the command: it could read what the user
+   * types or answer terminal queries in the user's shell. Without a pty of
+   * its own (stdin is not a terminal), a terminal on fd 1 or 2 becomes a
+   * pipe that the runner forwards. */
+  if (!run->spec.want_pty)
+    {
+      int p[2];
+
+      if (run->out_rd < 0 && isatty (1))
+        {
+          if (pipe2 (p, O_CLOEXEC) < 0)
+            return fsg_throw_errno (error, "preparing the run: pipe");
+          run->out_rd = p[0];
+          run->spec.stdout_fd = p[1];
+        }
+      if (run->err_rd < 0 && isatty (2))
+        {
+          if (pipe2 (p, O_CLOEXEC) < 0)
+            return fsg_throw_errno (error, "preparing the run: pipe");
+          run->err_rd = p[0];
+          run->spec.stderr_fd = p[1];
+        }
+    }
+  return TRUE;
+}
+
+/* The id maps S gets: root maps every id to itself when /proc shows our own
+ * pid namespace (R has to write through /proc/PID); others can only map
+ * themselves. */
+static void
+prepare_id_maps (FsgRun *run)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self", NULL);
+  g_autofree char *mine = g_strdup_printf ("%d", (int) getpid ());
+  char *u = NULL, *g = NULL;
+
+  run->spec.runner_maps = geteuid () == 0 && self != NULL && g_str_equal (self, mine);
+  if (run->spec.runner_maps)
+    {
+      u = identity_map ("/proc/self/uid_map");
+      g = identity_map ("/proc/self/gid_map");
+      if (u == NULL || g == NULL)
+        {
+          g_clear_pointer (&u, g_free);
+          g_clear_pointer (&g, g_free);
+          run->spec.runner_maps = FALSE;
+        }
+    }
+  if (u == NULL)
+    {
+      u = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.uid, (unsigned) run->spec.uid);
+      g = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.gid, (unsigned) run->spec.gid);
+    }
+  run->spec.uid_map = keep_str (run, u);
+  run->spec.gid_map = keep_str (run, g);
+}
+
+/* --json FILE: open FILE's directory now, before the command can replace
+ * it (or a component of its path) by a symlink. */
+static gboolean
+prepare_report (FsgRun *run, GError **error)
+{
+  const char *path = run->opts->json_path;
+  g_autofree char *dir = NULL;
+
+  if (path == NULL || g_str_equal (path, "-"))
+    return TRUE;
+  dir = g_path_get_dirname (path);
+  run->report_name = g_path_get_basename (path);
+  run->report_dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (run->report_dirfd < 0)
+    return fsg_throw_errno (error, "--json: the report's directory '%s'", dir);
+  return TRUE;
+}
+
+/* Everything that can fail before a process exists. On failure, @error is
+ * the one line to print (with the fix); nothing has run. */
+static gboolean
+run_prepare (FsgRun *run, GError **error)
+{
+  const FsgRunOptions *opts = run->opts;
   gboolean net = fsg_policy_network_allowed (opts->policy);
-  gboolean mount_tmp;
+  g_autoptr(GError) local = NULL;
+  const char *cwd;
   sigset_t mask;
   int ctl[2];
-  int flags;
-  int exit_code = FSG_EXIT_SETUP, signal_no = 0;
-  const char *reason = "setup-error";
-  g_autofree char *message = NULL;
+  gboolean mount_tmp;
 
-  run->opts = opts;
-  run->policy = opts->policy;
-  run->start_us = g_get_monotonic_time ();
-  run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
-  run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = -1;
-  run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
-  run->spec.stdout_fd = run->spec.stderr_fd = -1;
-  run->strings = g_ptr_array_new_with_free_func (g_free);
-  run->stubs = g_ptr_array_new_with_free_func (g_free);
-  run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
-  run->audit_buf = g_string_new (NULL);
-  run->denials = json_array_new ();
-  run->to_pty = g_byte_array_new ();
-
+  if (!prepare_report (run, error))
+    return FALSE;
   /* Fail before anything starts when the basics are missing. */
-  cwd = resolve_cwd (opts, &error);
+  cwd = resolve_cwd (opts, &local);
   if (cwd == NULL)
-    {
-      return early_fail (run, "%s. Fix: use -C DIR with an existing directory", error->message);
-    }
+    return fsg_throw (error, "%s. Fix: use -C DIR with an existing directory", local->message);
+  keep_str (run, (char *) cwd); /* the spec points to it */
   if (fsg_policy_decide (opts->policy, cwd).access < FSG_ACCESS_RO)
     {
       FsgPathState st = fsg_policy_decide (opts->policy, cwd);
       g_autofree char *why = fsg_path_state_describe (opts->policy, &st);
       if (st.access == FSG_ACCESS_DENY)
-        return early_fail (run, "working directory '%s' is denied in the view (%s), and no "
-                           "--ro/--rw can reopen a denied path. Fix: run from another directory "
-                           "(-C DIR), or build the policy without that rule (a copy of the "
-                           "profile with -p, see fsgate-policy(5))", cwd, why);
-      return early_fail (run, "working directory '%s' is not in the view (%s). "
-                         "Fix: add it with --ro DIR or --rw DIR, or choose another one with -C DIR",
-                         cwd, why);
+        return fsg_throw (error, "working directory '%s' is denied in the view (%s), and no "
+                          "--ro/--rw can reopen a denied path. Fix: run from another directory "
+                          "(-C DIR), or build the policy without that rule (a copy of the "
+                          "profile with -p, see fsgate-policy(5))", cwd, why);
+      return fsg_throw (error, "working directory '%s' is not in the view (%s). "
+                        "Fix: add it with --ro DIR or --rw DIR, or choose another one with -C DIR",
+                        cwd, why);
     }
   {
     fsg_autofd int fd = open ("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -1348,7 +1718,7 @@ fsg_run (const FsgRunOptions *opts)
       {
         g_autofree char *line = NULL;
         fsg_doctor_check_fuse (&line);
-        return early_fail (run, "%s", line);
+        return fsg_throw (error, "%s", line);
       }
   }
 
@@ -1370,14 +1740,12 @@ fsg_run (const FsgRunOptions *opts)
       run->spec.pass_fds = (const int *) opts->pass_fds->data;
       run->spec.n_pass_fds = opts->pass_fds->len;
     }
-  for (gsize i = 0; i < G_N_ELEMENTS (run->spec.close_in_sandbox); i++)
-    run->spec.close_in_sandbox[i] = -1;
 
-  if (!fsg_syscall_filter_build (net, &run->spec.prog_notify, &run->spec.prog_plain, &error))
+  if (!fsg_syscall_filter_build (net, &run->spec.prog_notify, &run->spec.prog_plain, &local))
     {
       g_autofree char *line = NULL;
       fsg_doctor_check_seccomp (&line);
-      return early_fail (run, "building the seccomp filter: %s (%s)", error->message, line);
+      return fsg_throw (error, "building the seccomp filter: %s (%s)", local->message, line);
     }
   if (run->spec.prog_notify.len > 0
       && syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &run->notif_sizes) < 0)
@@ -1390,101 +1758,29 @@ fsg_run (const FsgRunOptions *opts)
     g_auto (GStrv) tmp_roots = fsg_policy_run_tmp_roots (opts->policy);
     run->mount_tmp = mount_tmp && tmp_roots[0] == NULL; /* the daemon stubs /tmp */
   }
-  if (!plan_host_flags (run, opts->policy, run->mount_tmp, &error))
-    return early_fail (run, "%s", error->message);
+  if (!plan_host_flags (run, opts->policy, run->mount_tmp, error))
+    return FALSE;
   build_mount_plan (run, mount_tmp);
   fsg_hybrid_prepare (&run->spec, run->strings, opts->policy, opts->verbose > 0);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 
-  run->spec.want_pty = isatty (0);
-  run->spec.stdout_pty = run->spec.want_pty && !opts->capture && isatty (1);
-  run->spec.stderr_pty = run->spec.want_pty && !opts->capture && isatty (2);
-  if (opts->capture)
-    {
-      int p[2];
-      guint64 cap = fsg_policy_output_cap (opts->policy);
-
-      fsg_capture_init (&run->cap_out, cap);
-      fsg_capture_init (&run->cap_err, cap);
-      run->capturing = TRUE;
-      if (pipe2 (p, O_CLOEXEC) < 0)
-        goto errno_fail;
-      run->out_rd = p[0];
-      run->spec.stdout_fd = p[1];
-      if (pipe2 (p, O_CLOEXEC) < 0)
-        goto errno_fail;
-      run->err_rd = p[0];
-      run->spec.stderr_fd = p[1];
-    }
-
-  /* Never hand a host terminal to the command: it could read what the user
-   * types or answer terminal queries in the user's shell. Without a pty of
-   * its own (stdin is not a terminal), a terminal on fd 1 or 2 becomes a
-   * pipe that the runner forwards. */
-  if (!run->spec.want_pty)
-    {
-      int p[2];
-
-      if (run->out_rd < 0 && isatty (1))
-        {
-          if (pipe2 (p, O_CLOEXEC) < 0)
-            goto errno_fail;
-          run->out_rd = p[0];
-          run->spec.stdout_fd = p[1];
-        }
-      if (run->err_rd < 0 && isatty (2))
-        {
-          if (pipe2 (p, O_CLOEXEC) < 0)
-            goto errno_fail;
-          run->err_rd = p[0];
-          run->spec.stderr_fd = p[1];
-        }
-    }
+  if (!prepare_output (run, error))
+    return FALSE;
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
-    goto errno_fail;
+    return fsg_throw_errno (error, "preparing the run: socketpair");
   run->ctl = ctl[0];
   run->spec.ctl_fd = ctl[1];
   run->spec.runner_ctl_fd = ctl[0];
 
   run->reserved_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   if (run->reserved_fd < 0)
-    goto errno_fail;
+    return fsg_throw_errno (error, "preparing the run: open '/dev/null'");
   run->spec.fuse_fd_num = run->reserved_fd;
-  fuse_data = fsg_fs_mount_data (run->reserved_fd, run->spec.uid, run->spec.gid);
-  run->spec.fuse_data = fuse_data;
-  uid_map = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.uid, (unsigned) run->spec.uid);
-  gid_map = g_strdup_printf ("%u %u 1\n", (unsigned) run->spec.gid, (unsigned) run->spec.gid);
-  /* Root maps every id to itself when /proc shows our own pid namespace
-   * (R has to write through /proc/PID); others can only map themselves. */
-  {
-    g_autofree char *self = g_file_read_link ("/proc/self", NULL);
-    g_autofree char *mine = g_strdup_printf ("%d", (int) getpid ());
-
-    run->spec.runner_maps = geteuid () == 0 && self != NULL && g_str_equal (self, mine);
-  }
-  if (run->spec.runner_maps)
-    {
-      char *u = identity_map ("/proc/self/uid_map");
-      char *g = identity_map ("/proc/self/gid_map");
-
-      if (u != NULL && g != NULL)
-        {
-          g_free (uid_map);
-          g_free (gid_map);
-          uid_map = u;
-          gid_map = g;
-        }
-      else
-        {
-          g_free (u);
-          g_free (g);
-          run->spec.runner_maps = FALSE;
-        }
-    }
-  run->spec.uid_map = uid_map;
-  run->spec.gid_map = gid_map;
+  run->spec.fuse_data = keep_str (run, fsg_fs_mount_data (run->reserved_fd, run->spec.uid,
+                                                          run->spec.gid));
+  prepare_id_maps (run);
 
   run->spec.close_in_sandbox[0] = run->ctl;
   run->spec.close_in_sandbox[1] = run->out_rd;
@@ -1501,19 +1797,29 @@ fsg_run (const FsgRunOptions *opts)
   signal (SIGPIPE, SIG_IGN);
   run->sigfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (run->sigfd < 0)
-    goto errno_fail;
+    return fsg_throw_errno (error, "preparing the run: signalfd");
   run->spec.close_in_sandbox[3] = run->sigfd;
   fcntl (run->ctl, F_SETFL, O_NONBLOCK);
+  return TRUE;
+}
+
+/* Clone S (see run.h) and give it its id maps. FALSE (with @error) when no
+ * sandbox could be created; later failures go through runner_fail(). */
+static gboolean
+run_spawn (FsgRun *run, GError **error)
+{
+  int flags;
 
   /* Always a new user namespace, also as root: capabilities inside it are
    * worthless outside, and the command loses even those. */
   flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
-  if (!net)
+  if (!fsg_policy_network_allowed (run->policy))
     flags |= CLONE_NEWNET;
   run->setup_pid = syscall (SYS_clone, (unsigned long) flags, NULL, NULL, NULL, 0);
   if (run->setup_pid == 0)
     {
       sigset_t none;
+      leave_process_group ();
       sigemptyset (&none);
       sigprocmask (SIG_SETMASK, &none, NULL);
       fsg_sandbox_main_async_signal_safe (&run->spec);
@@ -1524,7 +1830,7 @@ fsg_run (const FsgRunOptions *opts)
       int errsv = errno;
 
       fsg_doctor_check_userns (&line);
-      return early_fail (run, "clone(CLONE_NEWUSER|...): %s. %s", g_strerror (errsv), line);
+      return fsg_throw (error, "clone(CLONE_NEWUSER|...): %s. %s", g_strerror (errsv), line);
     }
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
@@ -1541,14 +1847,21 @@ fsg_run (const FsgRunOptions *opts)
       g_autoptr(GError) map_error = NULL;
       FsgCtlMsg maps = { FSG_MSG_MAPS_DONE, 0, 0, 0 };
 
-      if (!write_proc (run->setup_pid, "uid_map", uid_map, &map_error)
-          || !write_proc (run->setup_pid, "gid_map", gid_map, &map_error))
+      if (!write_proc (run->setup_pid, "uid_map", run->spec.uid_map, &map_error)
+          || !write_proc (run->setup_pid, "gid_map", run->spec.gid_map, &map_error))
         runner_fail (run, g_strdup_printf ("writing the id maps: %s. Fix: %s", map_error->message,
                                            fsg_doctor_hint_for_stage (FSG_STAGE_WAIT_MAPS, 0)));
       else if (fsg_ctl_send (run->ctl, &maps, -1) < 0)
         runner_fail (run, g_strdup_printf ("control socket: %s", g_strerror (errno)));
     }
+  return TRUE;
+}
 
+/* Serve the run until the sandbox is gone and its output drained; then stop
+ * the daemon (reading its last denials) and give the terminal back. */
+static void
+run_supervise (FsgRun *run)
+{
   supervise (run);
   /* The loop ends when S is reaped and output is drained; make sure. */
   kill_sandbox (run);
@@ -1567,73 +1880,104 @@ fsg_run (const FsgRunOptions *opts)
     }
   stop_daemon (run);
   restore_tty (run);
+}
+
+/* What the run ended with: the exit status of fsgate-run and why. */
+typedef struct
+{
+  int exit_code;
+  int signal_no;
+  const char *reason;
+  char *message; /* printed on stderr unless a timeout; NULL for none */
+} FsgRunOutcome;
+
+static void
+run_outcome (FsgRun *run, FsgRunOutcome *out)
+{
+  out->exit_code = FSG_EXIT_SETUP;
+  out->signal_no = 0;
+  out->reason = "setup-error";
+  out->message = NULL;
 
   if (run->daemon_died || (run->failure != NULL && !run->have_status))
     {
-      reason = run->daemon_died ? "daemon-died" : "setup-error";
-      exit_code = FSG_EXIT_SETUP;
-      message = g_strdup (run->failure);
+      out->reason = run->daemon_died ? "daemon-died" : "setup-error";
+      out->exit_code = FSG_EXIT_SETUP;
+      out->message = g_strdup (run->failure);
     }
   else if (run->timed_out)
     {
-      reason = "timeout";
-      exit_code = FSG_EXIT_TIMEOUT;
+      out->reason = "timeout";
+      out->exit_code = FSG_EXIT_TIMEOUT;
       if (run->have_status && WIFSIGNALED (run->cmd_status))
-        signal_no = WTERMSIG (run->cmd_status);
-      message = g_strdup_printf ("the command ran longer than %" G_GUINT64_FORMAT " ms",
-                                 fsg_policy_timeout_ms (run->policy));
+        out->signal_no = WTERMSIG (run->cmd_status);
+      out->message = g_strdup_printf ("the command ran longer than %" G_GUINT64_FORMAT " ms",
+                                      fsg_policy_timeout_ms (run->policy));
     }
   else if (run->setup_failed)
     {
-      reason = "setup-error";
-      exit_code = FSG_EXIT_SETUP;
-      message = g_strdup_printf ("setup failed while %s: %s. Fix: %s",
-                                 fsg_stage_describe (run->setup_stage),
-                                 g_strerror (run->setup_err),
-                                 fsg_doctor_hint_for_stage (run->setup_stage, run->setup_err));
+      out->reason = "setup-error";
+      out->exit_code = FSG_EXIT_SETUP;
+      out->message = g_strdup_printf ("setup failed while %s: %s. Fix: %s",
+                                      fsg_stage_describe (run->setup_stage),
+                                      g_strerror (run->setup_err),
+                                      fsg_doctor_hint_for_stage (run->setup_stage,
+                                                                 run->setup_err));
     }
   else if (run->exec_failed)
     {
-      reason = "exec-error";
-      exit_code = run->exec_err == ENOENT || run->exec_err == ENOTDIR ? FSG_EXIT_NOTFOUND
-                                                                      : FSG_EXIT_NOEXEC;
-      message = g_strdup_printf ("%s: %s%s", opts->argv[0], g_strerror (run->exec_err),
-                                 exit_code == FSG_EXIT_NOTFOUND
-                                   ? " (in the sandbox's view and PATH)" : "");
+      out->reason = "exec-error";
+      out->exit_code = run->exec_err == ENOENT || run->exec_err == ENOTDIR ? FSG_EXIT_NOTFOUND
+                                                                           : FSG_EXIT_NOEXEC;
+      out->message = g_strdup_printf ("%s: %s%s", run->opts->argv[0], g_strerror (run->exec_err),
+                                      out->exit_code == FSG_EXIT_NOTFOUND
+                                        ? " (in the sandbox's view and PATH)" : "");
     }
   else if (run->have_status)
     {
       if (WIFEXITED (run->cmd_status))
         {
-          reason = "exited";
-          exit_code = WEXITSTATUS (run->cmd_status);
+          out->reason = "exited";
+          out->exit_code = WEXITSTATUS (run->cmd_status);
         }
       else if (WIFSIGNALED (run->cmd_status))
         {
-          reason = "signaled";
-          signal_no = WTERMSIG (run->cmd_status);
-          exit_code = 128 + signal_no;
+          out->reason = "signaled";
+          out->signal_no = WTERMSIG (run->cmd_status);
+          out->exit_code = 128 + out->signal_no;
         }
     }
   else if (run->interrupted)
     {
-      reason = "signaled";
-      exit_code = 128 + run->interrupted;
-      message = g_strdup_printf ("interrupted by signal %d during setup", run->interrupted);
+      out->reason = "signaled";
+      out->exit_code = 128 + run->interrupted;
+      out->message = g_strdup_printf ("interrupted by signal %d during setup", run->interrupted);
     }
   else
     {
-      reason = "setup-error";
-      exit_code = FSG_EXIT_SETUP;
-      message = g_strdup ("the sandbox ended before the command reported a status");
+      out->reason = "setup-error";
+      out->exit_code = FSG_EXIT_SETUP;
+      out->message = g_strdup ("the sandbox ended before the command reported a status");
     }
+}
 
-  if (message != NULL && !g_str_equal (reason, "timeout"))
-    g_printerr ("fsgate-run: %s\n", message);
+/* Tell what happened (stderr, --json) and return fsgate-run's exit status. */
+static int
+run_report (FsgRun *run)
+{
+  const FsgRunOptions *opts = run->opts;
+  g_autoptr(GError) error = NULL;
+  FsgRunOutcome out;
+  int exit_code;
+
+  run_outcome (run, &out);
+  exit_code = out.exit_code;
+  if (out.message != NULL && !g_str_equal (out.reason, "timeout"))
+    g_printerr ("fsgate-run: %s\n", out.message);
   if (opts->verbose)
     g_printerr ("fsgate-run: %s, exit %d, %" G_GINT64_FORMAT " ms (setup %" G_GINT64_FORMAT
                 " ms), %" G_GUINT64_FORMAT " %s\n",
-                reason, exit_code,
+                out.reason, exit_code,
                 ((run->end_us ? run->end_us : g_get_monotonic_time ()) - run->start_us) / 1000,
                 run->go_us ? (run->go_us - run->start_us) / 1000 : -1, run->n_denials,
                 run->n_denials == 1 ? "denial" : "denials");
@@ -1643,19 +1987,50 @@ fsg_run (const FsgRunOptions *opts)
       if (summary != NULL)
         g_printerr ("%s", summary);
     }
+  /* A report that cannot be written (the command removed its directory,
+   * made a directory of its name, filled the disk) never changes the exit
+   * status: the command's status is the one thing the caller must get. */
   if (opts->json_path != NULL
-      && !write_report (run, exit_code, signal_no, reason, message, &error))
-    {
-      g_printerr ("fsgate-run: writing the report: %s\n", error->message);
-      if (exit_code == 0)
-        exit_code = FSG_EXIT_SETUP;
-    }
+      && !write_report (run, exit_code, out.signal_no, out.reason, out.message, &error))
+    g_printerr ("fsgate-run: the report could not be written to '%s': %s; "
+                "the exit status (%d) is the run's own\n",
+                opts->json_path, error->message, exit_code);
+  g_free (out.message);
+  return exit_code;
+}
+
+int
+fsg_run (const FsgRunOptions *opts)
+{
+  FsgRun run_storage = { 0 };
+  FsgRun *run = &run_storage;
+  g_autoptr(GError) error = NULL;
+  int exit_code;
+
+  run->opts = opts;
+  run->policy = opts->policy;
+  run->start_us = g_get_monotonic_time ();
+  run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
+  run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = run->report_dirfd = -1;
+  run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
+  run->spec.stdout_fd = run->spec.stderr_fd = -1;
+  for (gsize i = 0; i < G_N_ELEMENTS (run->spec.close_in_sandbox); i++)
+    run->spec.close_in_sandbox[i] = -1;
+  run->strings = g_ptr_array_new_with_free_func (g_free);
+  run->stubs = g_ptr_array_new_with_free_func (g_free);
+  run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
+  run->audit_buf = g_string_new (NULL);
+  run->denials = json_array_new ();
+  run->setup_denials = json_array_new ();
+  run->denial_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  run->to_pty = g_byte_array_new ();
+  run->live[1].pending = g_byte_array_new ();
+  run->live[2].pending = g_byte_array_new ();
+
+  if (!run_prepare (run, &error) || !run_spawn (run, &error))
+    return early_fail (run, "%s", error->message);
+  run_supervise (run);
+  exit_code = run_report (run);
   run_clear (run);
   return exit_code;
-
-errno_fail:
-  {
-    int errsv = errno;
-    return early_fail (run, "preparing the run: %s", g_strerror (errsv));
-  }
 }

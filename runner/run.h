@@ -36,7 +36,7 @@
  *               to R and exits, which kills whatever is left in the namespace.
  *               I stays non-dumpable and keeps its (namespaced) capabilities,
  *               so C cannot ptrace it. Signals from R: INT/TERM/HUP/QUIT are
- *               forwarded to C; USR1 means "timeout": SIGTERM+SIGCONT to every
+ *               forwarded to C's process group; USR1 means "timeout": SIGTERM+SIGCONT to every
  *               process of the namespace (kill(-1)). R's SIGKILL to I ends the
  *               namespace.
  *               └─ C  the command: setsid (plus the pty as controlling
@@ -48,6 +48,10 @@
  *                     policy environment and a PATH search of our own.
  *                     Exec failures come back as a message (126/127), distinct
  *                     from the command's own exit status.
+ *
+ * D and S leave R's process group at once (I stays in S's, C makes its own
+ * session), so a signal sent to fsgate-run's process group (^C without a
+ * pty, a CI cancel, SIGHUP) reaches R alone; D ignores INT/TERM/HUP/QUIT.
  *
  * S, I and C run between clone/fork and execve: they only use memory prepared
  * by R before the clone (FsgSandboxSpec) and report failures as
@@ -75,6 +79,7 @@ typedef struct
   const char *cwd;        /* -C DIR, or NULL for the current directory */
   const char *json_path;  /* --json FILE or "-", NULL for none */
   gboolean capture;       /* --capture */
+  gboolean filter_terminal; /* --filter-terminal */
   gboolean no_proc_fallback; /* --no-proc-fallback: a fresh /proc or nothing */
   GArray *pass_fds;       /* int, may be NULL; at most FSG_MAX_PASS_FDS */
   int verbose;
@@ -348,6 +353,22 @@ void fsg_capture_finish (FsgCapture *capture);
 GByteArray *fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap);
 /* Valid UTF-8 with U+FFFD replacements. (transfer full) */
 char *fsg_capture_to_utf8 (const guint8 *data, gsize len);
+
+/* --filter-terminal (terminal.c): a streaming filter of escape sequences
+ * that act outside the screen or make the terminal answer. */
+#define FSG_TERM_SEQ_MAX 4096
+typedef struct
+{
+  int state;
+  GByteArray *seq;  /* the sequence being read */
+  guint64 dropped;  /* sequences removed */
+} FsgTermFilter;
+
+void fsg_term_filter_init (FsgTermFilter *f);
+void fsg_term_filter_clear (FsgTermFilter *f);
+/* Append to @out what of @in may reach the terminal; a sequence cut at the
+ * end of @in is held for the next call. */
+void fsg_term_filter (FsgTermFilter *f, const guint8 *in, gsize len, GByteArray *out);
 
 /* Doctor checks (doctor.c). Each prints nothing and returns TRUE when the
  * facility works; otherwise *out_line is the doctor line (with the fix). */

@@ -81,14 +81,18 @@ fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *json_path
       for (j = 0; j < lines->len; j++)
         if (strcmp (lines->pdata[j], line) == 0)
           break;
-      if (j == lines->len)
-        {
-          guint64 one = 1;
-          g_ptr_array_add (lines, g_steal_pointer (&line));
-          g_array_append_val (counts, one);
-        }
-      else
-        g_array_index (counts, guint64, j)++;
+      {
+        /* one record per distinct denial, with its count (run.c) */
+        guint64 times = (guint64) MAX (1, json_object_get_int_member_with_default (o, "count", 1));
+
+        if (j == lines->len)
+          {
+            g_ptr_array_add (lines, g_steal_pointer (&line));
+            g_array_append_val (counts, times);
+          }
+        else
+          g_array_index (counts, guint64, j) += times;
+      }
     }
 
   out = g_string_new (NULL);

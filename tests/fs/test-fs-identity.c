@@ -8,9 +8,8 @@
  *    natively and through the view (without kernel passthrough, where the
  *    kernel's page cache of each view inode matters) must leave the same
  *    bytes on the host, and both names must agree on st_ino and st_nlink;
- *  - a read-only name and a writable name of one file: what is written
- *    through one is what the other reads, and the read-only one still
- *    refuses writes;
+ *  - a read-only name and a writable name of one file: neither is written
+ *    in place (issue 14 item 2), replacing the writable one works;
  *  - reopening evicted inodes (a 4-fd budget): after a chain of renames in
  *    the view, and after a `mv` on the host, *at() calls relative to a
  *    directory fd still reach the right file; with file handles and
@@ -294,11 +293,16 @@ test_hardlink_depths (void)
 }
 
 /* One host file, read-only under one name and writable under another: two
- * view inodes (neither inherits the other's rights) whose caches agree. */
+ * view inodes (neither inherits the other's rights). Since issue 14 item 2
+ * the writable name is not written in place either: the read-only name is
+ * another link, which such a write would change (EACCES); the caches of the
+ * two names therefore never see a write through the view. Replacing the
+ * writable name (a new file renamed over it) works and leaves the read-only
+ * name alone. */
 static void
 test_ro_rw_names (gconstpointer data)
 {
-  g_autofree char *hro = NULL, *hrw = NULL, *vro = NULL, *vrw = NULL;
+  g_autofree char *hro = NULL, *hrw = NULL, *vro = NULL, *vrw = NULL, *vtmp = NULL;
   g_autofree char *got = NULL;
   struct stat sr, sw;
   View *v;
@@ -318,30 +322,46 @@ test_ro_rw_names (gconstpointer data)
   got = read_path (vro);
   g_assert_cmpstr (got, ==, "aaaa\n");
   g_clear_pointer (&got, g_free);
-  g_assert_no_errno (stat (vro, &sr));
-  g_assert_cmpint (sr.st_size, ==, 5);
-
-  write_path (vrw, "bbbbbbbbbb\n", O_APPEND);
-  got = read_path (vro);
-  g_assert_cmpstr (got, ==, "aaaa\nbbbbbbbbbb\n");
+  got = read_path (vrw);
+  g_assert_cmpstr (got, ==, "aaaa\n");
   g_clear_pointer (&got, g_free);
   g_assert_no_errno (stat (vro, &sr));
   g_assert_no_errno (stat (vrw, &sw));
-  g_assert_cmpint (sr.st_size, ==, 16);
+  g_assert_cmpint (sr.st_size, ==, 5);
   g_assert_cmpuint (sr.st_ino, ==, sw.st_ino);
+  g_assert_cmpint (sw.st_nlink, ==, 2);
 
-  /* Shorter, through a truncating open: the old pages must not show. */
-  write_path (vrw, "x\n", O_TRUNC);
-  got = read_path (vro);
-  g_assert_cmpstr (got, ==, "x\n");
-  g_clear_pointer (&got, g_free);
-
-  /* Still read-only there, writable here. */
+  /* Not in place through the writable name, not at all through the other. */
+  g_assert_cmpint (open (vrw, O_WRONLY | O_APPEND | O_CLOEXEC), ==, -1);
+  g_assert_cmpint (errno, ==, EACCES);
+  g_assert_cmpint (open (vrw, O_WRONLY | O_TRUNC | O_CLOEXEC), ==, -1);
+  g_assert_cmpint (errno, ==, EACCES);
+  g_assert_cmpint (truncate (vrw, 0), ==, -1);
+  g_assert_cmpint (errno, ==, EACCES);
+  g_assert_cmpint (chmod (vrw, 0600), ==, -1);
+  g_assert_cmpint (errno, ==, EACCES);
   g_assert_cmpint (open (vro, O_WRONLY | O_CLOEXEC), ==, -1);
   g_assert_cmpint (errno, ==, EROFS);
-  write_path (vrw, "y\n", O_APPEND);
+
+  vtmp = in (v->view, "g.new");
+  write_path (vtmp, "y\n", O_TRUNC);
+  g_assert_no_errno (rename (vtmp, vrw));
   got = read_path (hrw);
-  g_assert_cmpstr (got, ==, "x\ny\n");
+  g_assert_cmpstr (got, ==, "y\n");
+  g_clear_pointer (&got, g_free);
+  got = read_path (vrw);
+  g_assert_cmpstr (got, ==, "y\n");
+  g_clear_pointer (&got, g_free);
+  got = read_path (hro);
+  g_assert_cmpstr (got, ==, "aaaa\n");
+  g_clear_pointer (&got, g_free);
+  got = read_path (vro);
+  g_assert_cmpstr (got, ==, "aaaa\n");
+  /* and now that it has one link, the new file is written in place */
+  write_path (vrw, "z\n", O_APPEND);
+  g_clear_pointer (&got, g_free);
+  got = read_path (hrw);
+  g_assert_cmpstr (got, ==, "y\nz\n");
   view_free (v);
   allow_passthrough = FALSE;
 }

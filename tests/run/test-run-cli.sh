@@ -68,6 +68,16 @@ rc=1"
 done
 expect_err 2 "fsgate-run --timeout 99999999999999999999s: overflow is an error" "$FSGATE_RUN" --timeout 99999999999999999999s -- touch "$RAN"
 expect_err 2 "fsgate-run --output-cap 99999999999GiB: overflow is an error" "$FSGATE_RUN" --output-cap 99999999999GiB -- touch "$RAN"
+# issue 14 item 10: a cap above what capture can hold (it aborted the runner
+# once the output passed 4 GiB) is refused up front, also from a policy file
+expect_err 2 "fsgate-run --output-cap 5GiB: above the 1GiB maximum, usage error" "$FSGATE_RUN" --output-cap 5GiB --capture --json "$TESTDIR/cap5.json" -- touch "$RAN"
+printf '[output]\noutput-cap = 4097MiB\n' > "$TESTDIR/bigcap.ini"
+expect_err 2 "output-cap = 4097MiB in a policy file: usage error" "$FSGATE_RUN" --policy "$TESTDIR/bigcap.ini" --capture --json "$TESTDIR/cap4.json" -- touch "$RAN"
+check "... and the error names the file, the line and the maximum" \
+  grep -q "bigcap.ini:2: key 'output-cap' in \[output\]: '4097MiB' is larger than fsgate-run can capture (at most 1GiB" \
+  <(timeout 30 "$FSGATE_RUN" --policy "$TESTDIR/bigcap.ini" -- true 2>&1)
+out=$(run_fsg --output-cap 1GiB --capture --json "$TESTDIR/cap1g.json" -- echo hi 2>/dev/null)
+is "--output-cap 1GiB (the maximum) is accepted" "$out/$(json_get "$TESTDIR/cap1g.json" 'r["stdout"]')" "hi/hi"
 expect_err 2 "fsgate-run --pass-fd 99999999999: not an fd" "$FSGATE_RUN" --pass-fd 99999999999 -- touch "$RAN"
 out=$(cd / && timeout 60 "$FSGATE_RUN" -- true 2>&1); rc=$?
 is "fsgate-run from / on the default profile runs, and warns that / is writable" \

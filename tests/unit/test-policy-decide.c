@@ -363,6 +363,90 @@ test_deny_on_synthetic (void)
 }
 
 static void
+set_mode (const char *path_t, mode_t mode)
+{
+  g_autofree char *path = subst (path_t);
+
+  g_assert_cmpint (chmod (path, mode), ==, 0);
+}
+
+/* Policy text or one --rw rule that must fail with @code and a message
+ * containing @expect ("@T" substituted). */
+static void
+expect_build_error (const char *file_text, const char *rw, int code, const char *expect)
+{
+  g_autoptr(FsgPolicyBuilder) b = fsg_policy_builder_new (tmp_root, tmp_root, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(FsgPolicy) policy = NULL;
+  g_autofree char *want = subst (expect);
+  gboolean ok = fsg_policy_builder_set_profile (b, "none", &error);
+
+  g_assert_true (ok);
+  if (file_text)
+    {
+      g_autofree char *text = subst (file_text);
+      ok = fsg_policy_builder_add_data (b, "test.ini", text, -1, &error);
+      g_assert_no_error (error);
+    }
+  if (rw)
+    {
+      g_autofree char *value = subst (rw);
+      ok = fsg_policy_builder_add_rule (b, FSG_RULE_WRITABLE, value, "--rw", &error);
+      g_assert_no_error (error);
+    }
+  policy = fsg_policy_builder_finish (b, &error);
+  g_assert_null (policy);
+  g_assert_error (error, FSG_POLICY_ERROR, code);
+  if (strstr (error->message, want) == NULL)
+    g_error ("'%s' does not contain '%s'", error->message, want);
+}
+
+/* issue 14 item 1: a root through a symlink a sandboxed command could have
+ * planted (in a directory the caller can write) is an error naming the
+ * symlink and its target; optional roots and ${CWD}/... too. A symlink in a
+ * directory the caller cannot write (the system's) still works. */
+static void
+test_planted_symlink (void)
+{
+  const char *const tree[] = { "pl/real/sub", "pl/link->real", "pl/d/chain->../link", NULL };
+  const char *const cli[] = { "--rw=@T/pl/link", NULL };
+
+  make_tree (tree);
+  expect_build_error (NULL, "@T/pl/link", FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                      "--rw: writable root '@T/pl/link' goes through the symlink '@T/pl/link' -> "
+                      "'real', in a directory you can write");
+  expect_build_error (NULL, "@T/pl/link/sub", FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                      "the symlink '@T/pl/link' -> 'real'");
+  /* the first symlink met, also through the target of another */
+  expect_build_error (NULL, "@T/pl/d/chain", FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                      "the symlink '@T/pl/d/chain' -> '../link'");
+  expect_build_error ("[filesystem]\nwritable = ?@T/pl/link\n", NULL,
+                      FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                      "test.ini:2: writable root '@T/pl/link' goes through the symlink");
+  expect_build_error ("[filesystem]\nreadonly = ${CWD}/pl/link/sub\n", NULL,
+                      FSG_POLICY_ERROR_PLANTED_SYMLINK,
+                      "readonly root '@T/pl/link/sub' goes through the symlink '@T/pl/link'");
+  /* the same symlink in a directory the caller cannot write is trusted */
+  set_mode ("@T/pl", 0555);
+  {
+    g_autoptr(FsgPolicy) policy = build ("none", NULL, NULL, NULL, NULL, cli);
+    g_autofree char *real = subst ("@T/pl/real");
+
+    g_assert_cmpstr (fsg_policy_rules (policy, NULL)[0]->path, ==, real);
+  }
+  set_mode ("@T/pl", 0755);
+  /* the system's own symlinks, whoever runs this */
+  if (g_file_test ("/bin", G_FILE_TEST_IS_SYMLINK))
+    {
+      const char *const sys[] = { "--ro=/bin", NULL };
+      g_autoptr(FsgPolicy) policy = build ("none", NULL, NULL, NULL, NULL, sys);
+      g_autofree char *real = realpath ("/bin", NULL);
+
+      g_assert_cmpstr (fsg_policy_rules (policy, NULL)[0]->path, ==, real);
+    }
+}
+
+static void
 test_alias (void)
 {
   const char *const tree[] = { "alias/real/sub", "alias/link->real", "alias/deep/l2->../real/sub", NULL };
@@ -374,7 +458,13 @@ test_alias (void)
   FsgPathState s;
 
   make_tree (tree);
+  /* symlinks the caller cannot have planted, as /bin -> usr/bin (a symlink
+   * in a directory the caller can write is refused: test_planted_symlink) */
+  set_mode ("@T/alias", 0555);
+  set_mode ("@T/alias/deep", 0555);
   policy = build ("none", NULL, NULL, NULL, NULL, cli);
+  set_mode ("@T/alias", 0755);
+  set_mode ("@T/alias/deep", 0755);
   rules = fsg_policy_rules (policy, NULL);
   g_assert_cmpstr (rules[0]->pattern, ==, link);
   g_assert_cmpstr (rules[0]->path, ==, real);
@@ -417,7 +507,9 @@ test_alias_under_root (void)
   g_autoptr(FsgPolicy) policy = NULL;
 
   make_tree (tree);
+  set_mode ("@T/alias2", 0555);
   policy = build ("none", NULL, NULL, NULL, NULL, cli);
+  set_mode ("@T/alias2", 0755);
   check (policy, "@T/alias2/link", FSG_ACCESS_RO, 0, P);
   check (policy, "@T/alias2/real", FSG_ACCESS_RW, 1, ROOT);
   check (policy, "@T/alias2/real/f", FSG_ACCESS_RW, 1, 0);
@@ -1154,6 +1246,10 @@ test_incremental_equals_whole (void)
     g_assert_no_errno (symlink ("a", l1));
     g_assert_no_errno (symlink ("../a/b", l2));
   }
+  /* roots through these symlinks are allowed only when the caller could not
+   * have planted them (test_planted_symlink) */
+  set_mode ("@T/prop", 0555);
+  set_mode ("@T/prop/b", 0555);
 
   for (set = 0; set < n_sets && ctx.failures == 0; set++)
     {
@@ -1209,6 +1305,8 @@ test_incremental_equals_whole (void)
   g_assert_cmpuint (ctx.uniform, >, 1000);
 #endif
   g_assert_cmpuint (ctx.paths, >, 150 * 300);
+  set_mode ("@T/prop/b", 0755);
+  set_mode ("@T/prop", 0755);
   g_free (ctx.base);
 }
 
@@ -1388,6 +1486,7 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/decide/deny-on-synthetic", test_deny_on_synthetic);
   g_test_add_func ("/policy/decide/alias", test_alias);
   g_test_add_func ("/policy/decide/alias-under-root", test_alias_under_root);
+  g_test_add_func ("/policy/decide/planted-symlink", test_planted_symlink);
   g_test_add_func ("/policy/decide/protected-and-scope", test_protected_and_scope);
   g_test_add_func ("/policy/decide/synthetic-children", test_synthetic_children);
   g_test_add_func ("/policy/decide/profile/workspace-write", test_profile_workspace_write);

@@ -110,6 +110,9 @@ static const ErrorCase error_cases[] = {
     "pol.ini:2: key 'output-cap' in [output]: '1TB' is not a size" },
   { "size-too-large", "[output]\noutput-cap = 2048GiB\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
     "pol.ini:2: key 'output-cap' in [output]: '2048GiB' is too large (at most 1TiB)" },
+  { "cap-above-capture", "[output]\noutput-cap = 5GiB\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'output-cap' in [output]: '5GiB' is larger than fsgate-run can capture "
+    "(at most 1GiB per stream)" },
   { "bad-inherit", "[environment]\ninherit = some\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
     "pol.ini:2: key 'inherit' in [environment]: 'some' is not one of core, all, none" },
   { "bad-set", "[environment]\nset = 1X=2\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
