@@ -149,6 +149,10 @@ typedef struct
   guint64 op_ns[FSG_FS_N_OPS];
   guint64 passthrough_opens; /* opens handed to the kernel's passthrough */
   gboolean passthrough;      /* negotiated with the kernel */
+  gboolean file_handles;     /* evicted inodes of some root's mount are
+                              * reopened by file handle (else by name):
+                              * CAP_DAC_READ_SEARCH and a filesystem that
+                              * gives handles, FSGATE_FILE_HANDLES not 0 */
 } FsgFsStats;
 void fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats);
 /* A table of @stats' per-operation counters, busiest first, for people:

@@ -350,12 +350,17 @@ op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   FsgFs *fs = req_fs (req);
   struct fuse_entry_param e;
-  int r = fsg_inode_lookup (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL);
+  fuse_ino_t notify;
+  int r = fsg_inode_lookup_notify_after (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL, &notify);
 
   if (r == 0)
     r = refuse_case_insensitive (fs, req, fsg_fs_inode (fs, parent), name, &e);
   if (r == 0)
-    fuse_reply_entry (req, &e);
+    {
+      fuse_reply_entry (req, &e);
+      if (notify != 0 && fs->se != NULL) /* see fsg_inode_lookup */
+        (void) fuse_lowlevel_notify_inval_inode (fs->se, notify, -1, 0);
+    }
   else if (r == -ENOENT && e.entry_timeout > 0)
     fuse_reply_entry (req, &e); /* negative entry, cached by the kernel */
   else
@@ -416,6 +421,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgPathState s = fsg_inode_get_state (fs, inode);
   fsg_autopin FsgPin pin = { 0 };
+  FsgInode *held;
   char proc[64];
   struct stat st;
   int r, fd;
@@ -483,8 +489,9 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     }
   if ((r = fsg_inode_stat (fs, inode, &st)) < 0)
     return reply_err (req, r);
+  held = fsg_inode_hold_shared (fs, inode, (valid & FUSE_SET_ATTR_SIZE) != 0); /* alive after the reply */
   fuse_reply_attr (req, &st, fsg_inode_attr_timeout (inode, &s));
-  fsg_inode_changed (fs, inode); /* after the reply: see fs-private.h */
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -874,6 +881,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   FsgPathState s = fsg_inode_get_state (fs, inode);
   gboolean write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
   fsg_autopin FsgPin pin = { 0 };
+  FsgInode *held;
   char proc[64];
   int fd, r, pathfd;
 
@@ -905,24 +913,26 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
   set_open_flags (fs, inode, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
-  if (fsg_inode_is_retired (fs, inode))
+  if (fsg_inode_reads_around_cache (fs, inode))
     {
-      /* The host file changed through a sibling since the kernel cached
-       * this inode's size and pages: read around them. */
+      /* The host file can change through a writable sibling, which the
+       * kernel's size and pages of this inode would not follow: read
+       * around them. */
       fi->direct_io = 1;
       fi->keep_cache = 0;
     }
   /* The open file owns the pin taken above (given back in op_release):
    * fstat/fchmod of an open, unlinked file keep working. */
   pin.inode = NULL;
+  /* Alive after the reply even if the file is released meanwhile. */
+  held = (fi->flags & O_TRUNC) ? fsg_inode_hold_shared (fs, inode, TRUE) : NULL;
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, inode, fd);
       close (fd); /* interrupted: the kernel will not release it */
       fsg_inode_unpin (fs, inode);
     }
-  else if (fi->flags & O_TRUNC)
-    fsg_inode_changed (fs, inode);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1019,6 +1029,7 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
+  FsgInode *held;
   ssize_t n;
 
   out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -1027,8 +1038,10 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
   n = fuse_buf_copy (&out, in_buf, 0);
   if (n < 0)
     return reply_err (req, (int) n);
+  /* After the reply the file may be released and the inode forgotten. */
+  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino), FALSE);
   fuse_reply_write (req, (size_t) n);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1042,7 +1055,7 @@ op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   /* Sent without the file's inode lock (unlike WRITE from fsync and
    * writeback): a sibling retired before this reply is retired when
    * close() returns. */
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino), FALSE);
   /* close() of a dup reports delayed write errors (NFS) like close(2) would. */
   fd = FD_RETRY (fs, fcntl (fi->fh, F_DUPFD_CLOEXEC, 0));
   if (fd < 0)
@@ -1094,11 +1107,12 @@ static void
 op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino), FALSE);
   int r;
 
   r = datasync ? fdatasync (fi->fh) : fsync (fi->fh);
   reply_err (req, r == 0 ? 0 : -errno);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1106,9 +1120,11 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t leng
               struct fuse_file_info *fi)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino),
+                                          (mode & ~FALLOC_FL_KEEP_SIZE) != 0);
 
   reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1128,14 +1144,16 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
                     size_t len, int flags)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+  FsgInode *held;
   ssize_t n;
 
   /* fi_out was opened for writing, so the policy allowed it at open. */
   n = copy_file_range (fi_in->fh, &off_in, fi_out->fh, &off_out, len, flags);
   if (n < 0)
     return reply_err (req, -errno);
+  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino_out), FALSE);
   fuse_reply_write (req, (size_t) n);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino_out));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 /* ---- Directories ------------------------------------------------------- */

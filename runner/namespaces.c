@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -445,6 +446,45 @@ host_flags_step (const FsgMountStep *s)
   return mount (NULL, s->target, NULL, MS_REMOUNT | MS_BIND | flags, NULL);
 }
 
+/* FSG_STEP_BIND_FILE: no symlink followed anywhere on the source's path,
+ * a regular file, bound through its fd (opened here, in the sandbox's mount
+ * namespace: a bind needs a mount of this namespace). */
+static int
+bind_file_step (const FsgMountStep *s)
+{
+  struct open_how how = { 0 };
+  struct stat st;
+  char proc[32] = "/proc/self/fd/";
+  char digits[16];
+  int fd, r, errsv, n = 0;
+  unsigned int v;
+  size_t len = strlen (proc);
+
+  how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  fd = (int) syscall (SYS_openat2, AT_FDCWD, s->source, &how, sizeof how);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      errno = EINVAL;
+      return -1;
+    }
+  v = (unsigned int) fd;
+  do
+    digits[n++] = (char) ('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    proc[len++] = digits[--n];
+  proc[len] = '\0';
+  r = mount (proc, s->target, NULL, MS_BIND, NULL);
+  errsv = errno;
+  close (fd);
+  errno = errsv;
+  return r;
+}
+
 /* The view's /proc: a fresh procfs, or, where the kernel refuses one (EPERM:
  * the container masks parts of its /proc) and the run allows it, the
  * container's own (proc.c). R is told which. Returns 0, or -1 with errno. */
@@ -504,6 +544,9 @@ run_steps (const FsgSandboxSpec *spec)
           break;
         case FSG_STEP_HOST_FLAGS:
           r = host_flags_step (s);
+          break;
+        case FSG_STEP_BIND_FILE:
+          r = bind_file_step (s);
           break;
         case FSG_STEP_READONLY:
           r = mount (s->target, s->target, NULL, MS_BIND | MS_REC, NULL);

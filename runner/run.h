@@ -236,6 +236,8 @@ typedef enum
   FSG_STEP_READONLY, /* bind target on itself read-only (+ flags); skipped if missing */
   FSG_STEP_HOST_FLAGS, /* bind target on itself with exactly flags of noexec/nosymfollow;
                         * skipped if the view does not show it */
+  FSG_STEP_BIND_FILE, /* bind the regular file source (opened with openat2
+                       * RESOLVE_NO_SYMLINKS, bound from /proc/self/fd/N) */
 } FsgStepKind;
 
 typedef struct
