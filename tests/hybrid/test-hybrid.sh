@@ -104,8 +104,8 @@ out=$(run_fsg -v -- true 2>&1)
 check "fsgate-run -v names what is bound" grep -q 'hybrid view: .* bound read-only (.*/usr' <<< "$out"
 out=$("$FSGATE_RUN" --doctor 2>&1)
 check "fsgate-run --doctor names what is bound" grep -q '^info  hybrid view: .* bound read-only (.*/usr' <<< "$out"
-out=$(FSGATE_HYBRID_MAX=3 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
-check "FSGATE_HYBRID_MAX=3: 3 trees bound, the rest served" grep -q 'hybrid view: 3 host directories bound .* more uniform directories served beyond the first 3 binds' <<< "$out"
+out=$(FSGATE_HYBRID_MAX=1 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
+check "FSGATE_HYBRID_MAX=1: 1 tree bound, the rest served" grep -q 'hybrid view: 1 host directory bound read-only (/[^ )]*).* more uniform directories served beyond the first 1 binds' <<< "$out"
 
 # The one documented difference: operations across a bind's edge are refused
 # with the mount-point errnos (rename/rmdir of the bound directory: EBUSY;
