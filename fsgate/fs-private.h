@@ -154,6 +154,16 @@ struct _FsgFs
   gboolean hide_denied;
   gboolean writeback;       /* some root is writable: ask for the writeback cache */
   gboolean is_root;         /* daemon runs with euid 0: create as the caller */
+  /* Who checks permissions (ops.c, "Acting as the caller"). host_checks:
+   * no default_permissions, every host call that needs a permission runs
+   * with the caller's credentials. single_caller: the only caller has the
+   * daemon's own uid, gid and groups and no capabilities (fsgate-run). */
+  gboolean host_checks;
+  gboolean single_caller;
+  uid_t own_uid;
+  gid_t own_gid;
+  GArray *uid_ranges;       /* FsgIdRange mapped in the mount's user namespace, */
+  GArray *gid_ranges;       /* NULL: all (fsg_fs_mount) */
   gint64 start_time;
 
   /* Immutable after fsg_fs_new(). */
@@ -231,6 +241,18 @@ typedef struct
   dev_t dev;
   ino_t ino;
 } FsgDevIno;
+
+typedef struct
+{
+  guint32 first;
+  guint32 count;
+} FsgIdRange;
+
+/* ops.c: adjust the owner and group of the host inode at @fd (in a place
+ * with @state) as shown to the kernel; see FsgFsOptions.uid_map. @parent is
+ * its parent if known, else @inode's is used (either may be NULL). */
+void fsg_fs_shown_ids (FsgFs *fs, int fd, FsgInode *inode, FsgInode *parent,
+                       const FsgPathState *state, struct stat *st);
 
 /* inode.c: the inode table */
 void fsg_inode_tables_init (FsgFs *fs);

@@ -633,6 +633,11 @@ fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st)
     return fd;
   if (fstatat (fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
     return -errno;
+  if (fs->single_caller)
+    {
+      FsgPathState state = fsg_inode_get_state (fs, inode);
+      fsg_fs_shown_ids (fs, fd, inode, NULL, &state, st);
+    }
   st->st_ino = fsg_fs_map_ino (fs, st->st_dev, st->st_ino);
   return 0;
 }
@@ -859,6 +864,7 @@ fsg_inode_lookup_notify_after (FsgFs *fs, fuse_req_t req, FsgInode *parent, cons
   e->attr.st_mtim.tv_nsec = stx.stx_mtime.tv_nsec;
   e->attr.st_ctim.tv_sec = stx.stx_ctime.tv_sec;
   e->attr.st_ctim.tv_nsec = stx.stx_ctime.tv_nsec;
+  fsg_fs_shown_ids (fs, fd, NULL, parent, &state, &e->attr);
 
   memset (&key, 0, sizeof key);
   key.dev = e->attr.st_dev;

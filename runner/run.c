@@ -100,6 +100,7 @@ typedef struct
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
+  gboolean landlock;     /* the command is in the fallback's Landlock domain */
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
   GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
@@ -366,6 +367,8 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   stubs[n_stubs] = NULL;
   fo.stub_dirs = stubs;
   fo.debug = run->opts->verbose > 1;
+  fo.uid_map = run->spec.uid_map; /* which owners the kernel lets the sandbox write */
+  fo.gid_map = run->spec.gid_map;
 
   fs = fsg_fs_new (run->policy, &fo, &error);
   if (fs == NULL || !fsg_fs_take_fuse_fd (fs, fuse_fd, &error) || !fsg_fs_start (fs, &error))
@@ -969,6 +972,9 @@ handle_ctl (FsgRun *run)
     case FSG_MSG_NO_LISTENER:
       run->notify_unavailable = TRUE;
       break;
+    case FSG_MSG_LANDLOCK:
+      run->landlock = TRUE;
+      break;
     case FSG_MSG_PROC:
       run->proc_kind = msg.value;
       if (msg.value == FSG_PROC_CONTAINER) /* never silently (proc.c) */
@@ -1440,6 +1446,8 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
     json_builder_add_string_value (b, fsg_proc_kind_name (run->proc_kind));
   else
     json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "landlock");
+  json_builder_add_boolean_value (b, run->landlock);
   json_builder_set_member_name (b, "policy");
   add_policy_summary (b, run->policy);
   if (run->capturing)
