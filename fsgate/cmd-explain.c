@@ -119,6 +119,13 @@ fsg_cmd_explain (int argc, char **argv)
         printf ("%-6s  %s  %s [bound: %s]\n", fsg_access_to_string (access), path, why, bound->path);
       else
         printf ("%-6s  %s  %s\n", fsg_access_to_string (access), path, why);
+      if (access == FSG_ACCESS_RW)
+        {
+          g_autofree char *git = fsg_policy_git_explain (policy, path);
+
+          if (git != NULL)
+            printf ("        %s\n", git);
+        }
       if (access < FSG_ACCESS_RO)
         status = 1;
     }

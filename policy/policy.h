@@ -123,6 +123,12 @@ FsgPolicyBuilder *fsg_policy_builder_new (const char *cwd,
  * passwd entry), $XDG_RUNTIME_DIR. */
 FsgPolicyBuilder *fsg_policy_builder_new_for_process (void);
 void fsg_policy_builder_free (FsgPolicyBuilder *builder);
+/* With git = protect, look at the repositories that contain each writable
+ * root when finishing: their git dirs and common dirs outside the roots
+ * become writable, core.hooksPath directories and global git config files
+ * under writable roots deny-write (docs/policy.md, git). On for
+ * fsg_policy_builder_new_for_process(), off otherwise. */
+void fsg_policy_builder_set_git_discovery (FsgPolicyBuilder *builder, gboolean discover);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgPolicyBuilder, fsg_policy_builder_free)
 
 /* The base profile; overrides any `profile =` in policy files. */
@@ -204,6 +210,8 @@ const char *const *fsg_policy_literal_deny_read (const FsgPolicy *policy);
 
 gboolean fsg_policy_network_allowed (const FsgPolicy *policy);
 gboolean fsg_policy_hide_denied (const FsgPolicy *policy);
+/* [filesystem] git = protect (TRUE, the default) or off. */
+gboolean fsg_policy_git_protect (const FsgPolicy *policy);
 /* [filesystem] devices = allow / setid = keep: host semantics for device
  * nodes and set-id bits, only for `fsgate mount` run by root (fsgate-run
  * refuses such a policy). Default FALSE: refuse / strip. */
@@ -315,6 +323,30 @@ const char *fsg_rule_kind_to_key (FsgRuleKind kind); /* "writable", "readonly", 
 /* "deny-read ~/.ssh (profile workspace-write)", "ancestor of writable /p (--rw)",
  * "no rule: not under any root". (transfer full) */
 char *fsg_path_state_describe (const FsgPolicy *policy, const FsgPathState *state);
+
+/* ---- Git protection (git.c) --------------------------------------------- */
+
+/* Called for every variable of a git config file: @var is
+ * "section[.subsection].key" with section and key in lower case, @value
+ * NULL for a key without "=". */
+typedef void (*FsgGitConfigFunc) (const char *var, const char *value, gpointer user_data);
+/* Parse git config text the way git does. FALSE on a syntax error (git
+ * itself refuses such a file), with the line in @out_line. */
+gboolean fsg_git_config_scan (const char *data, gsize len, FsgGitConfigFunc func,
+                              gpointer user_data, guint *out_line);
+/* Does this variable make git run a program (docs/security.md lists them)? */
+gboolean fsg_git_config_var_runs_program (const char *var, const char *value);
+/* The first program-running variable of a config file ("core.fsmonitor"),
+ * "a syntax error on line N", or NULL when the file is safe. (transfer full) */
+char *fsg_git_config_find_program (const char *data, gsize len);
+/* A deny-read rule for a file name wherever it appears: a pattern without
+ * an anchor (".env") or one of the secret-names. */
+gboolean fsg_rule_denies_a_name (const FsgRule *rule);
+/* What git protection does to @path (an absolute path), looked up on the
+ * host like the view does, or NULL. For `fsgate explain`. (transfer full) */
+char *fsg_policy_git_explain (const FsgPolicy *policy, const char *path);
+/* Names in a hooks directory that git never runs ("pre-commit.sample"). */
+gboolean fsg_git_is_sample_name (const char *name);
 
 /* ---- Values shared with the command line ------------------------------- */
 

@@ -762,7 +762,7 @@ test_profile_workspace_write (void)
 {
   g_autoptr(FsgPolicy) policy = NULL;
   g_autofree char *runtime = subst ("@T/prof/run");
-  guint root_ro, cwd_rw, ssh, pem, env, envx, idrsa, shadow, proc, run, varrun, rt, hooks, config;
+  guint root_ro, cwd_rw, ssh, pem, env, envx, idrsa, shadow, proc, run, varrun, rt;
 
   make_tree (profile_tree);
   policy = build (NULL, "prof/cwd", "prof/home", runtime, NULL, NULL);
@@ -780,8 +780,7 @@ test_profile_workspace_write (void)
   run = rule_index (policy, FSG_RULE_DENY_READ, "/run");
   varrun = rule_index (policy, FSG_RULE_DENY_READ, "/var/run/*");
   rt = rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/run");
-  hooks = rule_index (policy, FSG_RULE_DENY_WRITE, "**/.git/hooks");
-  config = rule_index (policy, FSG_RULE_DENY_WRITE, "**/.git/config");
+  g_assert_true (fsg_policy_git_protect (policy));
   g_assert_cmpstr (fsg_policy_rules (policy, NULL)[ssh]->origin, ==, "profile workspace-write");
   g_assert_cmpint (fsg_policy_rules (policy, NULL)[ssh]->origin_kind, ==, FSG_ORIGIN_PROFILE);
 
@@ -838,8 +837,10 @@ test_profile_workspace_write (void)
   check (policy, "@T/prof/home/.config/containers/auth.json", FSG_ACCESS_DENY,
          (int) rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/home/.config/containers/auth.json"), P);
   check (policy, "@T/prof/cwd/id_rsa.pub", FSG_ACCESS_DENY, (int) idrsa, P);
-  check (policy, "@T/prof/cwd/.git/hooks/pre-commit", FSG_ACCESS_RO, (int) hooks, 0);
-  check (policy, "@T/prof/cwd/.git/config", FSG_ACCESS_RO, (int) config, P);
+  /* git protection is decided in the view, per operation: the paths of a
+   * git dir are plain writable paths for the rules */
+  check (policy, "@T/prof/cwd/.git/hooks/pre-commit", FSG_ACCESS_RW, (int) cwd_rw, 0);
+  check (policy, "@T/prof/cwd/.git/config", FSG_ACCESS_RW, (int) cwd_rw, 0);
   check (policy, "@T/prof/cwd/.git/HEAD", FSG_ACCESS_RW, (int) cwd_rw, 0);
   check (policy, "@T/prof/home/.ssh/id_ed25519", FSG_ACCESS_DENY, (int) ssh, 0);
   check (policy, "@T/prof/home/.bashrc", FSG_ACCESS_RO, (int) root_ro, 0);
