@@ -107,6 +107,24 @@ else
   is "... shown inside with the user's group (writable) and the overflow ids (neither writable nor removable)" \
     "$out" "$U:$U
 65534:65534"
+  # git's safe.directory: another user's repository (shared: everyone may
+  # write it) in the user's writable directory is refused natively, and
+  # must be through the view too.
+  if command -v git >/dev/null; then
+    for d in native view; do
+      git init -q "$TESTDIR/$d/otherrepo" && chown -R $O:$O "$TESTDIR/$d/otherrepo" &&
+        chmod -R a+rwX "$TESTDIR/$d/otherrepo"
+    done
+    out=$(cd "$TESTDIR/native" && setpriv --reuid=$U --regid=$U --groups=$G \
+      env HOME="$TESTDIR/native" git -C otherrepo rev-parse --git-dir 2>&1)
+    check "control: natively git refuses another user's repository (dubious ownership)" \
+      grep -q "dubious ownership" <<<"$out"
+    out=$(cd "$TESTDIR/view" && unpriv env HOME="$TESTDIR/view" \
+      timeout -k 5 60 "$FSGATE_RUN" -- git -C otherrepo rev-parse --git-dir 2>&1)
+    check "unprivileged: git refuses it through fsgate-run too" grep -q "dubious ownership" <<<"$out"
+  else
+    skip "git's ownership check through fsgate-run" "git"
+  fi
   out=$(cd "$TESTDIR/view" && unpriv env HOME="$TESTDIR/view" \
     timeout -k 5 60 "$FSGATE_RUN" --json "$TESTDIR/view/report.json" -- touch rootdir/g 2>&1)
   is "unprivileged: a refusal by the host is not a sandbox denial" \
