@@ -301,7 +301,7 @@ guint fsg_policy_hybrid_max_binds (void);
 
 void fsg_hybrid_tree_free (FsgHybridTree *tree);
 
-/* FALSE when FSGATE_HYBRID is 0, off, false or no. */
+/* TRUE only when FSGATE_HYBRID is 1, on, true or yes (opt-in). */
 gboolean fsg_policy_hybrid_enabled (void);
 
 /* fsgate-run's hybrid plan: walks the host from "/" through directories that
