@@ -109,7 +109,7 @@ err=$(run_fsg --profile read-only --rw ./build -- touch build/planted 2>&1); rc=
 is "[1] run 2 --profile read-only --rw ./build: refused (2), nothing written to the symlink's target" \
   "$rc/$(ls "$TESTDIR/host1")" "2/"
 check "[1] ... the error names the symlink and its target" \
-  grep -qF "goes through the symlink '$WORK/p1/build' -> '$TESTDIR/host1', in a directory you can write" <<<"$err"
+  grep -qF "goes through the symlink '$WORK/p1/build' -> '$TESTDIR/host1', which is not a system symlink" <<<"$err"
 printf '[filesystem]\nwritable = ?${CWD}/build\n' > "$TESTDIR/p1.ini"
 err=$(run_fsg --profile read-only --policy "$TESTDIR/p1.ini" -- touch build/planted 2>&1); rc=$?
 is "[1] ... an optional ?\${CWD}/build root in a policy file: refused too, naming FILE:LINE" \
@@ -118,6 +118,60 @@ is "[1] ... an optional ?\${CWD}/build root in a policy file: refused too, namin
 is "[1] ... fsgate explain agrees (policy error, 2)" "$rc" "2"
 out=$(run_fsg --profile none -C /usr --ro /bin --ro /lib --ro /lib64 --ro /usr -- /bin/sh -c 'echo system-ok' 2>&1)
 is "[1] system symlinks (/bin -> usr/bin, /lib64) still work as roots" "$out" "system-ok"
+# review repro B: run 1 plants data/build -> a host directory in its writable
+# root; run 2, started elsewhere (root's cwd and $HOME are not involved),
+# names data/build as its root. data/ is root-owned but its ancestors are
+# world-writable (the test directory), so the symlink is not a system one.
+mkdir -m 0755 "$TESTDIR/dataB" "$TESTDIR/dataB/build" "$TESTDIR/hostB"
+echo victim > "$TESTDIR/hostB/passwd"
+run_fsg --rw "$TESTDIR/dataB" -- sh -c 'rm -r "$1/build"; ln -s "$2" "$1/build"' sh \
+  "$TESTDIR/dataB" "$TESTDIR/hostB" 2>/dev/null
+check "[1] control (repro B): run 1 replaced dataB/build by a symlink to a host directory" \
+  test -L "$TESTDIR/dataB/build"
+err=$(cd / && run_fsg --rw "$TESTDIR/dataB/build" -- sh -c 'test -w "$1" && echo WRITABLE' sh \
+  "$TESTDIR/hostB/passwd" 2>&1); rc=$?
+is "[1] run 2 from / with --rw dataB/build: refused (2), naming the symlink" \
+  "$rc/$(grep -c "the symlink '$TESTDIR/dataB/build' -> '$TESTDIR/hostB'" <<<"$err")" "2/1"
+# review repro A: a CI workspace owned by another user (nobody, mode 755)
+# under a root-owned chain; its symlink is not the system's either. Needs a
+# root-owned, not group/other-writable chain: the build tree when it is one.
+trusted_chain () {
+  local d=$1
+  while :; do
+    [ "$(stat -c %u "$d")" = 0 ] || return 1
+    [ $(( 0$(stat -c %a "$d") & 022 )) = 0 ] || return 1
+    [ "$d" = / ] && return 0
+    d=$(dirname "$d")
+  done
+}
+BT=
+if [ "$(id -u)" = 0 ] && [ -n "${FSGATE_BUILDDIR:-}" ] && trusted_chain "$(realpath "$FSGATE_BUILDDIR")"; then
+  BT=$(mktemp -d "$(realpath "$FSGATE_BUILDDIR")/sec-runner-trust.XXXXXX")
+  chmod 0755 "$BT"
+fi
+if [ -n "$BT" ]; then
+  mkdir -p "$BT/ci/ws" "$TESTDIR/hostA"
+  ln -s "$TESTDIR/hostA" "$BT/ci/ws/build"
+  chown -R nobody "$BT/ci/ws"
+  out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw ./build -- sh -c 'true' 2>&1); rc=$?
+  chown nobody "$BT/ci"; chmod 0755 "$BT/ci"
+  out2=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw ./build -- touch build/x 2>&1); rc2=$?
+  is "[1] repro A: ws/ owned by nobody (755) with build -> host dir: refused (2), nothing written" \
+    "$rc/$rc2/$(ls "$TESTDIR/hostA")" "2/2/"
+  check "[1] ... the error names the symlink and its target" \
+    grep -qF "the symlink '$BT/ci/ws/build' -> '$TESTDIR/hostA'" <<<"$out2"
+  chown -R root "$BT/ci"
+  out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw ./build -- sh -c 'echo ok' 2>&1)
+  is "[1] control: the same symlink in a root-owned 755 chain is trusted" "$out" "ok"
+  out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw . --ro ./build -- true 2>&1); rc=$?
+  is "[1] ... but not when it lies in a writable root of the same run (2)" "$rc" "2"
+  rm -rf "$BT"
+else
+  skip "[1] repro A: a workspace owned by nobody in a trusted chain" "needs root and a root-owned build tree"
+  skip "[1] ... the error names the symlink and its target" "as above"
+  skip "[1] control: the same symlink in a root-owned 755 chain is trusted" "as above"
+  skip "[1] ... but not when it lies in a writable root of the same run (2)" "as above"
+fi
 cd "$WORK"
 
 # --- [2] in-place writes through hard links to files outside every writable root ---------------
@@ -168,6 +222,31 @@ if command -v git >/dev/null; then
 else
   skip "[2] git on a local clone" "git"
   skip "[2] ... the source repository is untouched" "git"
+fi
+
+# review H2: one host name reachable through two view inodes (ws/ bind-mounted
+# as alias/, both writable roots) must be counted once in the link proof
+if [ "$(id -u)" = 0 ]; then
+  mkdir "$TESTDIR/outside2b" "$WORK/ws2b" "$WORK/alias2b"
+  echo "outside original" > "$TESTDIR/outside2b/f"
+  ln "$TESTDIR/outside2b/f" "$WORK/ws2b/f"
+  echo ctl > "$TESTDIR/outside2b/ctl"; ln "$TESTDIR/outside2b/ctl" "$WORK/ws2b/ctl"
+  if mount --bind "$WORK/ws2b" "$WORK/alias2b"; then
+    echo more >> "$WORK/alias2b/ctl"
+    is "[2] control: without the sandbox, appending through the bind-mounted name changes outside/" \
+      "$(cat "$TESTDIR/outside2b/ctl")" "ctl
+more"
+    out=$(cd "$WORK" && run_fsg --rw ./ws2b --rw ./alias2b -- sh -c 'cat alias2b/f >/dev/null; echo PWNED >> ws2b/f && echo allowed' 2>&1)
+    umount "$WORK/alias2b"
+    is "[2] the same name seen through ws/ and a bind mount alias/: not two links, the append is refused" \
+      "$(cat "$TESTDIR/outside2b/f")/$(grep -c allowed <<<"$out")" "outside original/0"
+  else
+    skip "[2] control: appending through a bind-mounted name" "mount --bind failed"
+    skip "[2] the same name through ws/ and a bind mount alias/" "mount --bind failed"
+  fi
+else
+  skip "[2] control: appending through a bind-mounted name" "mount --bind (root)"
+  skip "[2] the same name through ws/ and a bind mount alias/" "mount --bind (root)"
 fi
 
 # --- [3] hard links to files under a literally denied directory --------------------------------
