@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -108,6 +109,10 @@ static gboolean
 all_links_writable (FsgFs *fs, FsgInode *inode, const struct stat *st)
 {
   g_autoptr(GArray) names = g_array_new (FALSE, FALSE, sizeof (LinkName));
+  /* host names already counted, "DEV:INO/NAME" of the parent directory: a
+   * directory reachable through two view inodes (a bind mount of it below
+   * another root, `--rw ws --rw alias`) must not count one name twice */
+  g_autoptr(GHashTable) counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   FsgInode *primary_parent;
   guint writable = 0;
   gboolean ok = TRUE;
@@ -151,10 +156,18 @@ all_links_writable (FsgFs *fs, FsgInode *inode, const struct stat *st)
 
       if (pfd >= 0)
         {
-          struct stat cst;
+          struct stat cst, pst;
+          char *key = NULL;
 
-          if (fstatat (pfd, n->name, &cst, AT_SYMLINK_NOFOLLOW) == 0 && cst.st_dev == st->st_dev
-              && cst.st_ino == st->st_ino)
+          if (fstat (pfd, &pst) == 0)
+            key = g_strdup_printf ("%ju:%ju/%s", (uintmax_t) pst.st_dev, (uintmax_t) pst.st_ino,
+                                   n->name);
+          if (key == NULL)
+            ok = FALSE; /* cannot tell whether this name was counted: no proof */
+          else if (!g_hash_table_add (counted, key))
+            ; /* the same host name through another view inode: counted once */
+          else if (fstatat (pfd, n->name, &cst, AT_SYMLINK_NOFOLLOW) == 0 && cst.st_dev == st->st_dev
+                   && cst.st_ino == st->st_ino)
             {
               FsgPathState ps = fsg_inode_get_state (fs, n->parent);
               FsgPathState cs = fsg_policy_child_state (fs->policy, &ps, n->name);
