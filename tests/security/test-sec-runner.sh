@@ -265,10 +265,24 @@ is "[3] ... recorded as a denial" \
 mkdir "$TESTDIR/big3"
 python3 -c 'import os,sys
 for i in range(100001): os.close(os.open("%s/f%06d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' "$TESTDIR/big3"
-err=$(run_fsg --deny-read "$TESTDIR/big3" -- true 2>&1); rc=$?
-is "[3] a denied directory with more than 100000 entries: the run goes on (0) ..." "$rc" "0"
-check "[3] ... and a warning says where the scan stopped" \
-  grep -q "more than 100000 entries (the scan stopped in '$TESTDIR/big3')" <<<"$err"
+mkdir "$TESTDIR/sec3" "$WORK/ws3"
+echo "$SECRET-3b" > "$TESTDIR/sec3/key"
+ln "$TESTDIR/sec3/key" "$WORK/ws3/backup"
+# review H3: a big denied directory listed first must not starve a later one
+out=$(run_fsg --deny-read "$TESTDIR/big3" --deny-read "$TESTDIR/sec3" --rw "$WORK/ws3" -- \
+      cat "$WORK/ws3/backup" 2>&1); rc=$?
+is "[3] a denied directory with more than 100000 entries: the run is refused (125), the secret not shown" \
+  "$rc/$(grep -c "$SECRET-3b" <<<"$out")" "125/0"
+check "[3] ... stderr names the directory and the fix" \
+  grep -q "deny-read directory '$TESTDIR/big3' holds more than 100000 entries.*FSGATE_DENIED_SCAN_MAX" <<<"$out"
+out=$(FSGATE_DENIED_SCAN_MAX=200000 run_fsg --deny-read "$TESTDIR/big3" --deny-read "$TESTDIR/sec3" \
+      --rw "$WORK/ws3" -- cat "$WORK/ws3/backup" 2>&1); rc=$?
+is "[3] FSGATE_DENIED_SCAN_MAX=200000: both directories scanned, the link of sec3/key is denied" \
+  "$rc/$out" "1/cat: $WORK/ws3/backup: Permission denied"
+out=$(FSGATE_DENIED_SCAN_MAX=off run_fsg --deny-read "$TESTDIR/big3" --deny-read "$TESTDIR/sec3" \
+      --rw "$WORK/ws3" -- cat "$WORK/ws3/backup" 2>&1); rc=$?
+is "[3] FSGATE_DENIED_SCAN_MAX=off: the documented opt-out, no scan (the link is readable)" \
+  "$rc/$out" "0/$SECRET-3b"
 rm -rf "$TESTDIR/big3"
 
 # --- [6] a procfs or sysfs mounted below a root is not served ---------------------------------
