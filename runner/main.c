@@ -77,8 +77,9 @@ main (int argc, char **argv)
     { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
       "Capture stdout and stderr into the report (they still stream live)", NULL },
     { "filter-terminal", 0, 0, G_OPTION_ARG_NONE, &filter_terminal,
-      "Untrusted commands: drop escape sequences that act beyond the screen or make the "
-      "terminal answer (OSC 52, DSR, DA, title reports) from output to a terminal", NULL },
+      "Untrusted commands: pass to a terminal only text and an allowlist of escape "
+      "sequences (colours, cursor, erase, scroll, modes without mouse reporting); drop "
+      "OSC 52, DCS/APC strings and report requests (DSR, DA, XTVERSION, ...), 8-bit forms too", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
