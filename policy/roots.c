@@ -193,3 +193,19 @@ fsg_root_find_planted_symlink (const char *path, const char *const *writable,
     }
   return FALSE;
 }
+
+gboolean
+fsg_policy_find_untrusted_symlink (const FsgPolicy *policy, const char *path, char **out_link,
+                                   char **out_target)
+{
+  g_autoptr(GPtrArray) writable = g_ptr_array_new ();
+  guint n = 0;
+  const FsgRule *const *rules = fsg_policy_rules (policy, &n);
+
+  for (guint i = 0; i < n; i++)
+    if (rules[i]->kind == FSG_RULE_WRITABLE && rules[i]->path != NULL)
+      g_ptr_array_add (writable, (gpointer) rules[i]->path);
+  g_ptr_array_add (writable, NULL);
+  return fsg_root_find_planted_symlink (path, (const char *const *) writable->pdata, out_link,
+                                        out_target);
+}

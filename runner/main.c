@@ -207,6 +207,26 @@ main (int argc, char **argv)
                     "run from a project directory or pass --profile read-only\n", why);
       }
   }
+  /* review M7: the report's directory must not go through a symlink an
+   * earlier run could have planted (`ln -s /etc o2`, then `--json o2/r.json`
+   * would write /etc/r.json as root) */
+  if (json_path != NULL && !g_str_equal (json_path, "-"))
+    {
+      g_autofree char *dir = g_path_get_dirname (json_path);
+      g_autofree char *here = g_get_current_dir ();
+      g_autofree char *abs = g_path_is_absolute (dir) ? g_strdup (dir)
+                                                      : g_build_filename (here, dir, NULL);
+      g_autofree char *link = NULL, *target = NULL;
+
+      if (fsg_policy_find_untrusted_symlink (policy, abs, &link, &target))
+        {
+          g_printerr ("fsgate-run: --json: the report's directory '%s' goes through the symlink "
+                      "'%s' -> '%s', which is not a system symlink (a sandboxed command could have "
+                      "planted it). Fix: give the report's real directory, or remove the symlink\n",
+                      dir, link, target);
+          return FSG_EXIT_USAGE;
+        }
+    }
   ro.policy = policy;
   ro.cwd = cwd;
   ro.json_path = json_path;

@@ -1673,9 +1673,34 @@ prepare_report (FsgRun *run, GError **error)
     return TRUE;
   dir = g_path_get_dirname (path);
   run->report_name = g_path_get_basename (path);
-  run->report_dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (run->report_dirfd < 0)
-    return fsg_throw_errno (error, "--json: the report's directory '%s'", dir);
+  /* component by component, never following a symlink: main.c refused a
+   * path through an untrusted symlink, so the trusted ones (/var/run ->
+   * /run) are resolved by realpath() and what is opened is that real path;
+   * a symlink that appears there meanwhile is ELOOP/ENOTDIR, not followed */
+  {
+    g_autofree char *real = realpath (dir, NULL);
+    g_auto (GStrv) comps = NULL;
+    int fd;
+
+    if (real == NULL)
+      return fsg_throw_errno (error, "--json: the report's directory '%s'", dir);
+    fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    comps = g_strsplit (real, "/", -1);
+    for (guint i = 0; fd >= 0 && comps[i] != NULL; i++)
+      {
+        int next;
+
+        if (comps[i][0] == '\0')
+          continue;
+        next = openat (fd, comps[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close (fd);
+        fd = next;
+      }
+    if (fd < 0)
+      return fsg_throw_errno (error, "--json: the report's directory '%s' (opened without "
+                              "following symlinks)", dir);
+    run->report_dirfd = fd;
+  }
   return TRUE;
 }
 
@@ -1960,6 +1985,33 @@ run_outcome (FsgRun *run, FsgRunOutcome *out)
     }
 }
 
+/* review M7 (a): the command may have moved the report's directory away
+ * and put another in its place (`mv out out.old; mkdir out; forge
+ * out/report.json`). The report was written in the directory opened before
+ * the command started; when the path names another one now, say where the
+ * report really is. */
+static void
+report_where (FsgRun *run)
+{
+  g_autofree char *dir = g_path_get_dirname (run->opts->json_path);
+  struct stat now, opened;
+  char proc[64], buf[PATH_MAX];
+  ssize_t n;
+
+  if (fstat (run->report_dirfd, &opened) < 0)
+    return;
+  if (stat (dir, &now) == 0 && now.st_dev == opened.st_dev && now.st_ino == opened.st_ino)
+    return;
+  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", run->report_dirfd);
+  n = readlink (proc, buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  g_printerr ("fsgate-run: warning: '%s' is no longer the directory the report was written in "
+              "(the command moved or replaced it): the report is '%s/%s'%s; anything at '%s' "
+              "was not written by fsgate-run\n",
+              dir, n > 0 ? buf : "(unknown)", run->report_name,
+              opened.st_nlink == 0 ? " (the directory was removed)" : "", run->opts->json_path);
+}
+
 /* Tell what happened (stderr, --json) and return fsgate-run's exit status. */
 static int
 run_report (FsgRun *run)
@@ -1994,6 +2046,8 @@ run_report (FsgRun *run)
     g_printerr ("fsgate-run: the report could not be written to '%s': %s; "
                 "the exit status (%d) is the run's own\n",
                 opts->json_path, error->message, exit_code);
+  else if (opts->json_path != NULL && run->report_dirfd >= 0)
+    report_where (run);
   g_free (out.message);
   return exit_code;
 }

@@ -99,6 +99,26 @@ else
   skip "[8] ... the command's own access to it is still a denial" "mount --bind (root)"
 fi
 
+# review M7 (b): a symlink planted by an earlier run as the report's directory
+mkdir "$TESTDIR/victim7"
+ln -s "$TESTDIR/victim7" "$WORK/o7"
+echo ctl > "$WORK/o7/ctl"
+is "[4] control: without the sandbox, a file written through o7/ lands in the symlink's target" \
+  "$(cat "$TESTDIR/victim7/ctl")" "ctl"
+rm "$TESTDIR/victim7/ctl"
+err=$(run_fsg --json "$WORK/o7/r.json" -- true 2>&1); rc=$?
+is "[4] --json o7/r.json with o7 a planted symlink: refused (2), nothing written in its target" \
+  "$rc/$(ls "$TESTDIR/victim7")" "2/"
+check "[4] ... the error names the symlink and its target" \
+  grep -qF "the symlink '$WORK/o7' -> '$TESTDIR/victim7', which is not a system symlink" <<<"$err"
+# review M7 (a): the command moves the report's directory away and forges one
+mkdir "$WORK/out7"
+err=$(run_fsg --json "$WORK/out7/report.json" -- sh -c 'mv out7 out7.old && mkdir out7 && echo "{\"exit_code\": 0}" > out7/report.json; exit 3' 2>&1); rc=$?
+is "[4] mv out out.old; mkdir out; forged out/report.json: the real report is in out.old (status 3)" \
+  "$rc/$(json_get "$WORK/out7.old/report.json" 'r["exit_code"]')" "3/3"
+check "[4] ... and stderr says where the report really is" \
+  grep -qF "the report is '$WORK/out7.old/report.json'" <<<"$err"
+
 # --- [1] a symlink planted by one run does not widen the next run's root ----------------------
 FSGATE=${FSGATE:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/fsgate/fsgate}
 mkdir "$TESTDIR/host1" "$WORK/p1" "$WORK/p1/build"
