@@ -733,6 +733,29 @@ guarded_write (int fd, const guint8 *buf, gsize len)
   return n;
 }
 
+/* The reader of our fd @fd went away (EPIPE, POLLERR/POLLHUP): drop the
+ * live copy, and (review M6) close the read end of the command's matching
+ * pipe, so that the command gets EPIPE/SIGPIPE as it would natively
+ * (`fsgate-run --capture --json r.json -- yes | head -1` ends). The
+ * capture says where the stream was cut. */
+static void
+live_reader_gone (FsgRun *run, int fd)
+{
+  static const char note[] = "\n[fsgate-run: the reader of this stream went away; the stream was "
+                             "closed here, so the command got EPIPE]\n";
+  int *rd = fd == 1 ? &run->out_rd : &run->err_rd;
+  FsgCapture *cap = fd == 1 ? &run->cap_out : &run->cap_err;
+
+  run->live[fd].dropped = TRUE;
+  g_byte_array_set_size (run->live[fd].pending, 0);
+  if (*rd >= 0 && *rd != run->pty_master)
+    {
+      if (run->capturing)
+        fsg_capture_append (cap, (const guint8 *) note, sizeof note - 1);
+      clear_fd (rd);
+    }
+}
+
 /* Our fd @fd polled writable: give it what is pending. */
 static void
 flush_live (FsgRun *run, int fd)
@@ -746,10 +769,7 @@ flush_live (FsgRun *run, int fd)
   if (n > 0)
     g_byte_array_remove_range (live->pending, 0, (guint) n);
   else if (n < 0 && errno != EINTR && errno != EAGAIN)
-    {
-      live->dropped = TRUE; /* EPIPE: the reader is gone, as for the command natively */
-      g_byte_array_set_size (live->pending, 0);
-    }
+    live_reader_gone (run, fd); /* EPIPE: the reader is gone */
 }
 
 static gboolean
@@ -1212,20 +1232,14 @@ supervise (FsgRun *run)
           if (pfds[idx_live1].revents & POLLOUT)
             flush_live (run, 1);
           else
-            {
-              run->live[1].dropped = TRUE; /* POLLERR/POLLHUP: the reader is gone */
-              g_byte_array_set_size (run->live[1].pending, 0);
-            }
+            live_reader_gone (run, 1); /* POLLERR/POLLHUP */
         }
       if (idx_live2 >= 0 && pfds[idx_live2].revents)
         {
           if (pfds[idx_live2].revents & POLLOUT)
             flush_live (run, 2);
           else
-            {
-              run->live[2].dropped = TRUE;
-              g_byte_array_set_size (run->live[2].pending, 0);
-            }
+            live_reader_gone (run, 2); /* POLLERR/POLLHUP */
         }
       if (run->pty_master >= 0 && run->to_pty->len > 0)
         flush_pty (run);

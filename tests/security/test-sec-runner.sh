@@ -326,4 +326,13 @@ else
   for d in "[6] control" "[6] procfs and sysfs under the cwd" "[6] ... recorded"; do skip "$d" "mount -t proc/sysfs (root)"; done
 fi
 
+# --- review M6: the reader of a --capture run goes away -----------------------------------------
+out=$(cd "$WORK" && timeout -k 5 30 "$FSGATE_RUN" --quiet --capture --json "$TESTDIR/m6.json" -- yes \
+      | head -1; echo "${PIPESTATUS[0]}")
+is "[9] --capture -- yes | head -1: the command gets SIGPIPE and fsgate-run ends (141, not a timeout)" \
+  "$out" "y
+141"
+is "[9] ... the capture says where the stream was cut" \
+  "$(json_get "$TESTDIR/m6.json" '"the reader of this stream went away" in r["stdout"]')" "True"
+
 done_testing
