@@ -97,6 +97,7 @@ typedef struct
   gboolean daemon_died;
   gboolean daemon_killed;   /* R itself killed D (abort after the kill deadline) */
   gboolean timed_out;
+  int abandoned;      /* review M5: a signal after the sandbox ended: drop live output, end */
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
@@ -1055,7 +1056,12 @@ handle_signals (FsgRun *run)
         case SIGHUP:
         case SIGQUIT:
           if (run->setup_reaped)
-            break;
+            {
+              /* the command is gone and we only wait for a stalled reader
+               * of its output: the signal ends that wait, as a timeout does */
+              run->abandoned = sig;
+              break;
+            }
           if (run->init_pid > 0)
             kill (run->init_pid, sig);
           else
@@ -1123,6 +1129,8 @@ next_deadline (FsgRun *run)
   return next;
 }
 
+static void stop_daemon (FsgRun *run);
+
 static gboolean
 outputs_open (FsgRun *run)
 {
@@ -1155,7 +1163,17 @@ supervise (FsgRun *run)
               clear_fd (&run->err_rd);
               clear_fd (&run->pty_master);
             }
-          if (live_pending (run) && run->timed_out)
+          /* the view's daemon has nothing left to serve: stop it now, not
+           * after a wait for our readers */
+          if (run->daemon_pid > 0 && !run->daemon_reaped)
+            stop_daemon (run);
+          if (run->abandoned)
+            {
+              clear_fd (&run->out_rd);
+              clear_fd (&run->err_rd);
+              clear_fd (&run->pty_master);
+            }
+          if (live_pending (run) && (run->timed_out || run->abandoned))
             drop_live (run);
           if (!outputs_open (run) && !live_pending (run))
             break;

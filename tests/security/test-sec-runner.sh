@@ -335,4 +335,20 @@ is "[9] --capture -- yes | head -1: the command gets SIGPIPE and fsgate-run ends
 is "[9] ... the capture says where the stream was cut" \
   "$(json_get "$TESTDIR/m6.json" '"the reader of this stream went away" in r["stdout"]')" "True"
 
+# --- review M5: a signal while fsgate-run waits for a stalled reader ---------------------------
+mkfifo "$TESTDIR/m5.fifo"
+exec 7<>"$TESTDIR/m5.fifo"   # a reader that never reads
+( cd "$WORK" && exec "$FSGATE_RUN" --quiet --capture --json "$TESTDIR/m5.json" -- \
+    sh -c 'head -c 200000 /dev/zero; touch "$1"' sh "$TESTDIR/m5.done" >"$TESTDIR/m5.fifo" ) &
+m5=$!
+wait_for "$TESTDIR/m5.done"
+kill -TERM "$m5"
+gone=no
+for i in $(seq 500); do kill -0 "$m5" 2>/dev/null || { gone=yes; break; }; sleep 0.02; done
+[ $gone = yes ] || kill -KILL "$m5" 2>/dev/null
+wait "$m5" 2>/dev/null
+exec 7<&-
+is "[9] SIGTERM while only a stalled reader is waited for: fsgate-run ends (within 10 s)" "$gone" "yes"
+is "[9] ... and the report is written" "$(json_get "$TESTDIR/m5.json" 'r["exit_code"] is not None')" "True"
+
 done_testing
