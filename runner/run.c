@@ -476,16 +476,38 @@ add_denial (FsgRun *run, JsonNode *node)
       return;
     }
   size = 2 * strlen (key) + 256; /* the key, the record's copy of it, the members */
-  if (json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
+  if (run->denial_bound_hit || json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
       || run->denial_bytes + size > MAX_DENIAL_BYTES)
     {
       if (!run->denial_bound_hit)
         g_printerr ("fsgate-run: more than %u distinct denials (or %u MiB of them): later "
-                    "distinct ones are only counted (denials_unlisted in the report)\n",
+                    "distinct ones are counted (denials_unlisted in the report), in one record "
+                    "per operation and rule (\"past_bound\": true)\n",
                     MAX_DISTINCT_DENIALS, MAX_DENIAL_BYTES >> 20);
       run->denial_bound_hit = TRUE;
       run->denials_unlisted++;
-      json_node_unref (node);
+      /* review M8: past the bound, one record per (operation, rule) with a
+       * count, so every rule that fired stays listed (a flood of junk paths
+       * cannot hide a later ~/.ssh denial); its path is the first one met */
+      {
+        g_autofree char *okey = g_strjoin ("\x1f", "\x1epast-bound", denial_member (obj, "source"),
+                                           denial_member (obj, "operation"),
+                                           denial_member (obj, "rule"), NULL);
+        JsonObject *agg = g_hash_table_lookup (run->denial_index, okey);
+
+        if (agg != NULL)
+          {
+            json_object_set_int_member (agg, "count", json_object_get_int_member (agg, "count") + 1);
+            json_node_unref (node);
+            return;
+          }
+        json_object_set_int_member (obj, "count", 1);
+        json_object_set_int_member (obj, "first_ms",
+                                    (g_get_monotonic_time () - run->start_us) / 1000);
+        json_object_set_boolean_member (obj, "past_bound", TRUE);
+        g_hash_table_insert (run->denial_index, g_steal_pointer (&okey), obj);
+        json_array_add_element (run->denials, node);
+      }
       return;
     }
   run->denial_bytes += size;
