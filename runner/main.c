@@ -73,7 +73,8 @@ main (int argc, char **argv)
     { "cwd", 'C', 0, G_OPTION_ARG_FILENAME, &cwd,
       "Run the command in DIR (must be in the view; default: the current directory)", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
-      "Write a JSON report to FILE ('-': stdout, after the command's output)", "FILE" },
+      "Write a JSON report to FILE ('-': stdout, after the command's output); its directory "
+      "must not go through a symlink an earlier run could have planted", "FILE" },
     { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
       "Capture stdout and stderr into the report (they still stream live)", NULL },
     { "filter-terminal", 0, 0, G_OPTION_ARG_NONE, &filter_terminal,
