@@ -259,6 +259,30 @@ else
   skip "[2] ... the source repository is untouched" "git"
 fi
 
+# review L9: a user.* xattr set through a hard link is the other name's too
+# (fsgate-run does not serve xattrs: `fsgate mount --xattr` does)
+if [ "$(id -u)" = 0 ] && python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.fsgctl", b"1")' "$TESTDIR/ctl-link.py" 2>/dev/null; then
+  is "[2] control: without the sandbox, an xattr set through a hard link shows on the other name" \
+    "$(python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.fsgctl").decode())' "$TESTDIR/cache2/ctl.py")" "1"
+  mkdir "$TESTDIR/ws9" "$TESTDIR/mnt9"
+  ln "$TESTDIR/cache2/ctl.py" "$TESTDIR/ws9/ctl9.py"
+  timeout -k 5 60 "$FSGATE" mount --profile none --rw "$TESTDIR/ws9" --xattr "$TESTDIR/mnt9" &
+  m9=$!
+  wait_for "$TESTDIR/mnt9$TESTDIR/ws9/ctl9.py"
+  out=$(python3 -c '
+import os, sys
+try:
+    os.setxattr(sys.argv[1], "user.fsgx", b"evil"); print("allowed")
+except OSError as e: print("denied", e.errno)' "$TESTDIR/mnt9$TESTDIR/ws9/ctl9.py" 2>&1)
+  umount "$TESTDIR/mnt9" 2>/dev/null || umount -l "$TESTDIR/mnt9"
+  wait "$m9" 2>/dev/null
+  is "[2] setxattr through a hard link in a writable root: refused (EACCES), the other name unchanged" \
+    "$out/$(python3 -c 'import os,sys; print("user.fsgx" in os.listxattr(sys.argv[1]))' "$TESTDIR/cache2/ctl.py")" "denied 13/False"
+else
+  skip "[2] control: xattr through a hard link" "root and user xattrs on $TESTDIR"
+  skip "[2] setxattr through a hard link in a writable root" "root and user xattrs on $TESTDIR"
+fi
+
 # review H2: one host name reachable through two view inodes (ws/ bind-mounted
 # as alias/, both writable roots) must be counted once in the link proof
 if [ "$(id -u)" = 0 ]; then
