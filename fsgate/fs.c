@@ -251,6 +251,13 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
           return fsg_throw_errno (error, "open root '%s' (%s)", rule->path, rule->origin), NULL;
         }
       g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
+      /* review L9: a root that is itself a procfs/sysfs... mount would show
+       * the host's processes (the lookup guard only sees mounts below roots) */
+      if (fsg_fs_pseudo_fs_name (fd) != NULL)
+        return fsg_throw (error, "root '%s' (%s) is a %s mount, which describes the host's processes "
+                          "and kernel; fsgate does not serve it (leave it out of the policy: the "
+                          "sandbox has its own /proc)",
+                          rule->path, rule->origin, fsg_fs_pseudo_fs_name (fd)), NULL;
       if (fsg_fs_dir_folds_case (fd) != NULL)
         return fsg_throw (error, "root '%s' (%s) may resolve names case-insensitively (%s): names such as "
                           "'.ENV' would escape rules written for '.env'; fsgate does not serve it "

@@ -390,4 +390,16 @@ exec 7<&-
 is "[9] SIGTERM while only a stalled reader is waited for: fsgate-run ends (within 10 s)" "$gone" "yes"
 is "[9] ... and the report is written" "$(json_get "$TESTDIR/m5.json" 'r["exit_code"] is not None')" "True"
 
+# --- review L9: a root that is itself a procfs mount -------------------------------------------
+if [ "$(id -u)" = 0 ] && mkdir "$TESTDIR/proc9" && mount -t proc proc "$TESTDIR/proc9" 2>/dev/null; then
+  check "[6] control: the procfs mounted at proc9 shows the host's processes" test -e "$TESTDIR/proc9/1/status"
+  err=$(run_fsg --ro "$TESTDIR/proc9" -- true 2>&1); rc=$?
+  umount "$TESTDIR/proc9" 2>/dev/null || umount -l "$TESTDIR/proc9"
+  is "[6] --ro of a procfs mount itself: refused at setup (125), naming the root" \
+    "$rc/$(grep -c "root '$TESTDIR/proc9' (--ro) is a procfs mount" <<<"$err")" "125/1"
+else
+  skip "[6] control: a procfs root" "mount -t proc (root)"
+  skip "[6] --ro of a procfs mount itself" "mount -t proc (root)"
+fi
+
 done_testing
