@@ -154,7 +154,7 @@ is "[1] ... fsgate explain agrees (policy error, 2)" "$rc" "2"
 out=$(run_fsg --profile none -C /usr --ro /bin --ro /lib --ro /lib64 --ro /usr -- /bin/sh -c 'echo system-ok' 2>&1)
 is "[1] system symlinks (/bin -> usr/bin, /lib64) still work as roots" "$out" "system-ok"
 # review repro B: run 1 plants data/build -> a host directory in its writable
-# root; run 2, started elsewhere (root's cwd and $HOME are not involved),
+# root; run 2, started elsewhere (neither its cwd nor $HOME is above data/),
 # names data/build as its root. data/ is root-owned but its ancestors are
 # world-writable (the test directory), so the symlink is not a system one.
 mkdir -m 0755 "$TESTDIR/dataB" "$TESTDIR/dataB/build" "$TESTDIR/hostB"
@@ -163,9 +163,10 @@ run_fsg --rw "$TESTDIR/dataB" -- sh -c 'rm -r "$1/build"; ln -s "$2" "$1/build"'
   "$TESTDIR/dataB" "$TESTDIR/hostB" 2>/dev/null
 check "[1] control (repro B): run 1 replaced dataB/build by a symlink to a host directory" \
   test -L "$TESTDIR/dataB/build"
-err=$(cd / && run_fsg --rw "$TESTDIR/dataB/build" -- sh -c 'test -w "$1" && echo WRITABLE' sh \
+mkdir "$TESTDIR/elsewhereB"
+err=$(cd "$TESTDIR/elsewhereB" && HOME="$TESTDIR/elsewhereB" run_fsg --rw "$TESTDIR/dataB/build" -- sh -c 'test -w "$1" && echo WRITABLE' sh \
   "$TESTDIR/hostB/passwd" 2>&1); rc=$?
-is "[1] run 2 from / with --rw dataB/build: refused (2), naming the symlink" \
+is "[1] run 2 from another directory (cwd and HOME not above dataB) with --rw dataB/build: refused (2), naming the symlink" \
   "$rc/$(grep -c "the symlink '$TESTDIR/dataB/build' -> '$TESTDIR/hostB'" <<<"$err")" "2/1"
 # review repro A: a CI workspace owned by another user (nobody, mode 755)
 # under a root-owned chain; its symlink is not the system's either. Needs a
