@@ -97,7 +97,9 @@ typedef struct
   gboolean daemon_died;
   gboolean daemon_killed;   /* R itself killed D (abort after the kill deadline) */
   gboolean timed_out;
-  int abandoned;      /* review M5: a signal after the sandbox ended: drop live output, end */
+  int abandoned;      /* review M5: INT/TERM/HUP/QUIT seen: once the sandbox ended, drop
+                       * live output and end instead of waiting for its reader */
+  gint64 abandon_at;  /* when (monotonic us); 0: not yet decided */
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
@@ -1077,11 +1079,13 @@ handle_signals (FsgRun *run)
         case SIGTERM:
         case SIGHUP:
         case SIGQUIT:
+          /* once the sandbox is gone, we only wait for a stalled reader of
+           * its output: a signal (now or before the end) ends that wait, as
+           * a timeout does */
+          run->abandoned = sig;
           if (run->setup_reaped)
             {
-              /* the command is gone and we only wait for a stalled reader
-               * of its output: the signal ends that wait, as a timeout does */
-              run->abandoned = sig;
+              run->abandon_at = g_get_monotonic_time (); /* now */
               break;
             }
           if (run->init_pid > 0)
@@ -1148,6 +1152,8 @@ next_deadline (FsgRun *run)
    * pipes still open have anything to wait for */
   if (run->setup_reaped && (outputs_open (run) || run->timed_out))
     next = MIN (next, run->drain_deadline);
+  if (run->setup_reaped && run->abandoned && run->abandon_at > 0 && live_pending (run))
+    next = MIN (next, run->abandon_at);
   return next;
 }
 
@@ -1189,13 +1195,12 @@ supervise (FsgRun *run)
            * after a wait for our readers */
           if (run->daemon_pid > 0 && !run->daemon_reaped)
             stop_daemon (run);
-          if (run->abandoned)
-            {
-              clear_fd (&run->out_rd);
-              clear_fd (&run->err_rd);
-              clear_fd (&run->pty_master);
-            }
-          if (live_pending (run) && (run->timed_out || run->abandoned))
+          /* a signal sent before the end gives the readers 2 s to take
+           * what the command wrote last (its trap's output) */
+          if (run->abandoned && run->abandon_at == 0)
+            run->abandon_at = now + 2 * G_USEC_PER_SEC;
+          if (live_pending (run)
+              && (run->timed_out || (run->abandoned && now >= run->abandon_at)))
             drop_live (run);
           if (!outputs_open (run) && !live_pending (run))
             break;
