@@ -316,7 +316,7 @@ fsg_cmd_mount (int argc, char **argv)
   g_autofree char *mountpoint = NULL;
   g_autofree char *description = NULL;
   g_autoptr(GArray) inherited = inherited_fds ();
-  gboolean foreground = FALSE, debug = FALSE, xattr = FALSE;
+  gboolean foreground = FALSE, debug = FALSE, xattr = FALSE, host_checks = FALSE;
   FsgFsOptions fopts = { 0 };
   fsg_autofd int audit_fd = -1;
   StatsOut stats = { -1, FALSE };
@@ -329,6 +329,8 @@ fsg_cmd_mount (int argc, char **argv)
     { "audit-log", 0, 0, G_OPTION_ARG_FILENAME, &audit_log, "Append audit events as JSON Lines to FILE ('-': standard output)", "FILE" },
     { "audit", 0, 0, G_OPTION_ARG_STRING, &audit, "Record denials only (default) or all opens and changes too", "denied|all" },
     { "xattr", 0, 0, G_OPTION_ARG_NONE, &xattr, "Support user.* extended attributes (costs a round trip per write)", NULL },
+    { "host-checks", 0, 0, G_OPTION_ARG_NONE, &host_checks,
+      "No default_permissions: check permissions on the host with each caller's credentials (as fsgate-run does)", NULL },
     { "foreground", 'f', 0, G_OPTION_ARG_NONE, &foreground, "Stay in the foreground", NULL },
     { "debug", 'd', 0, G_OPTION_ARG_NONE, &debug, "Print every FUSE request (implies -f)", NULL },
     { "stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_file,
@@ -409,6 +411,7 @@ fsg_cmd_mount (int argc, char **argv)
   fopts.audit_fd = audit_fd;
   fopts.debug = debug;
   fopts.user_xattrs = xattr;
+  fopts.host_checks = host_checks;
   fopts.op_timing = stats.fd >= 0;
   fopts.inspection = TRUE;
   fs = fsg_fs_new (policy, &fopts, &error);

@@ -19,6 +19,14 @@
  * another is two view inodes ("siblings", at most one of them writable);
  * inode.c keeps their caches coherent (fsg_inode_changed()).
  *
+ * Rule for new code: a per-inode decision other than `access` that
+ * changes what may be done with a non-directory must either go into the
+ * inode key (same_key() and inode_hash() in inode.c; it then splits hard
+ * links into more siblings, and the sibling code, which assumes two
+ * accesses, must learn about it) or be derived from the parent and name at
+ * the operation that needs it, as the structural flags are. Anything else
+ * would be decided by whichever name was looked up first.
+ *
  * Names: every host inode knows the (parent, name) pairs it was looked up
  * by (FsgName, primary first; the primary gives its view path), indexed in
  * fs->names so that renames and unlinks made through the view move or drop
@@ -102,6 +110,8 @@ struct _FsgInode
                        * next lookup makes a fresh view inode; opens of
                        * this one bypass the page cache */
   guint8 shared;      /* siblings exist */
+  guint8 shrunk;      /* the host file may have shrunk through this inode
+                       * since its siblings were last retired (atomic) */
   /* Immutable after creation (fields ordered to pack: ~170 bytes). */
   guint16 type;       /* S_IFMT bits */
   int mount_id;       /* of @handle: a key of fs->mount_fds */
@@ -144,6 +154,16 @@ struct _FsgFs
   gboolean hide_denied;
   gboolean writeback;       /* some root is writable: ask for the writeback cache */
   gboolean is_root;         /* daemon runs with euid 0: create as the caller */
+  /* Who checks permissions (ops.c, "Acting as the caller"). host_checks:
+   * no default_permissions, every host call that needs a permission runs
+   * with the caller's credentials. single_caller: the only caller has the
+   * daemon's own uid, gid and groups and no capabilities (fsgate-run). */
+  gboolean host_checks;
+  gboolean single_caller;
+  uid_t own_uid;
+  gid_t own_gid;
+  GArray *uid_ranges;       /* FsgIdRange mapped in the mount's user namespace, */
+  GArray *gid_ranges;       /* NULL: all (fsg_fs_mount) */
   gint64 start_time;
 
   /* Immutable after fsg_fs_new(). */
@@ -222,6 +242,18 @@ typedef struct
   ino_t ino;
 } FsgDevIno;
 
+typedef struct
+{
+  guint32 first;
+  guint32 count;
+} FsgIdRange;
+
+/* ops.c: adjust the owner and group of the host inode at @fd (in a place
+ * with @state) as shown to the kernel; see FsgFsOptions.uid_map. @parent is
+ * its parent if known, else @inode's is used (either may be NULL). */
+void fsg_fs_shown_ids (FsgFs *fs, int fd, FsgInode *inode, FsgInode *parent,
+                       const FsgPathState *state, struct stat *st);
+
 /* inode.c: the inode table */
 void fsg_inode_tables_init (FsgFs *fs);
 void fsg_inode_tables_clear (FsgFs *fs);
@@ -276,6 +308,17 @@ int fsg_inode_lookup (FsgFs *fs,
                       const char *name,
                       struct fuse_entry_param *e,
                       const char *op);
+/* The same; a sibling whose attributes the kernel must drop because of this
+ * lookup is returned in @out_notify (0: none) instead of being notified:
+ * the caller sends fuse_lowlevel_notify_inval_inode (id, -1, 0) after its
+ * reply. */
+int fsg_inode_lookup_notify_after (FsgFs *fs,
+                                   fuse_req_t req,
+                                   FsgInode *parent,
+                                   const char *name,
+                                   struct fuse_entry_param *e,
+                                   const char *op,
+                                   fuse_ino_t *out_notify);
 void fsg_inode_forget (FsgFs *fs, FsgInode *inode, guint64 nlookup);
 
 /* Attributes of an inode as shown in the view. Returns 0 or -errno. */
@@ -307,13 +350,29 @@ void fsg_inode_renamed (FsgFs *fs,
 void fsg_inode_unlinked (FsgFs *fs, FsgInode *parent, const char *name);
 
 /* The host file of @inode was changed through it (data, size, mode,
- * times). If other view inodes stand for the same file, retire them and
- * tell the kernel to drop their cached pages, attributes and names. Call
- * after replying and without locks: the kernel may need other requests
- * answered before it can drop a cache. Cheap when there are no siblings. */
-void fsg_inode_changed (FsgFs *fs, FsgInode *inode);
-/* Whether opens of @inode must bypass the page cache (a retired sibling). */
-gboolean fsg_inode_is_retired (FsgFs *fs, FsgInode *inode);
+ * times). If other view inodes stand for the same file, tell the kernel to
+ * drop their cached pages and attributes and raise their size to the
+ * host's; when the size may have gone down (@may_shrink: truncate,
+ * O_TRUNC, fallocate collapse), also retire them (out of the table: the
+ * next lookup makes a fresh view inode) and drop their names. Call without
+ * locks, with @inode alive (before the reply, or after it through
+ * fsg_inode_hold_shared()): the kernel may need other requests answered
+ * before it can drop a cache. Cheap when there are no siblings. */
+void fsg_inode_changed (FsgFs *fs, FsgInode *inode, gboolean may_shrink);
+/* Before replying to a request that changed @inode's host file: pin it (no
+ * fd needed) if it has siblings, so that fsg_inode_changed_unhold() may
+ * use it after the reply, when the kernel may already have released and
+ * forgotten it. @may_shrink: the change may make the file shorter (also
+ * seen by a FLUSH that overtakes the unhold, so that close() returns with
+ * the siblings retired). Returns the held inode or NULL (nothing to do). */
+FsgInode *fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode, gboolean may_shrink);
+/* fsg_inode_changed (@held, @may_shrink given to the hold), then drop the
+ * hold; NULL: nothing. */
+void fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held);
+/* Whether opens of @inode must bypass the page cache: the read-only
+ * sibling of a file with a writable name (its kernel size and pages can
+ * fall behind the host file), or a retired one. */
+gboolean fsg_inode_reads_around_cache (FsgFs *fs, FsgInode *inode);
 
 /* Names of stub dirs directly below @inode (NULL when none). (transfer none) */
 GPtrArray *fsg_inode_stub_children (FsgFs *fs, FsgInode *inode);

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -162,6 +163,25 @@ add_stub (FsgFs *fs, const char *stub, GError **error)
   return TRUE;
 }
 
+/* "inside outside count" lines (FsgFsOptions.uid_map) -> FsgIdRange of
+ * inside ids; an empty array for NULL or nothing parsable. */
+static GArray *
+parse_id_map (const char *map)
+{
+  GArray *ranges = g_array_new (FALSE, FALSE, sizeof (FsgIdRange));
+  g_auto(GStrv) lines = map ? g_strsplit (map, "\n", -1) : NULL;
+
+  for (guint i = 0; lines != NULL && lines[i] != NULL; i++)
+    {
+      unsigned long inside, outside, count;
+
+      if (sscanf (lines[i], "%lu %lu %lu", &inside, &outside, &count) == 3 && count > 0 &&
+          inside <= G_MAXUINT32 && count <= G_MAXUINT32)
+        g_array_append_val (ranges, ((FsgIdRange) { (guint32) inside, (guint32) count }));
+    }
+  return ranges;
+}
+
 FsgFs *
 fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error)
 {
@@ -202,6 +222,9 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
       fs->user_xattrs = options->user_xattrs;
       fs->fd_budget = options->fd_budget;
       fs->op_timing = options->op_timing;
+      fs->host_checks = options->host_checks;
+      fs->uid_ranges = parse_id_map (options->uid_map);
+      fs->gid_ranges = parse_id_map (options->gid_map);
       for (guint i = 0; options->stub_dirs != NULL && options->stub_dirs[i] != NULL; i++)
         if (!add_stub (fs, options->stub_dirs[i], error))
           return NULL;
@@ -214,6 +237,8 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
                       "key from [filesystem])",
                       fsg_policy_devices_allowed (policy) ? "'devices = allow'" : "'setid = keep'"), NULL;
   fs->is_root = geteuid () == 0;
+  fs->own_uid = geteuid ();
+  fs->own_gid = getegid ();
   fs->start_time = g_get_real_time ();
   fs->fd_budget = raise_nofile_limit ((guint) fs->fd_budget);
   fs->pt_want = fs->is_root && !(options != NULL && options->no_passthrough) &&
@@ -330,7 +355,8 @@ new_session (FsgFs *fs, gboolean mount_opts, GError **error)
     {
       /* nosuid,nodev are libfuse's defaults and are never turned off. */
       g_ptr_array_add (argv, g_strdup ("-o"));
-      g_ptr_array_add (argv, g_strdup_printf ("default_permissions,fsname=fsgate,subtype=fsgate%s",
+      g_ptr_array_add (argv, g_strdup_printf ("%sfsname=fsgate,subtype=fsgate%s",
+                                              fs->host_checks ? "" : "default_permissions,",
                                               fs->is_root ? ",allow_other" : ""));
     }
   if (fs->debug)
@@ -377,7 +403,7 @@ fsg_fs_mount (FsgFs *fs, const char *mountpoint, GError **error)
 char *
 fsg_fs_mount_data (int fuse_fd, uid_t uid, gid_t gid)
 {
-  return g_strdup_printf ("fd=%d,rootmode=40000,user_id=%u,group_id=%u,default_permissions,allow_other",
+  return g_strdup_printf ("fd=%d,rootmode=40000,user_id=%u,group_id=%u,allow_other",
                           fuse_fd, (unsigned) uid, (unsigned) gid);
 }
 
@@ -391,6 +417,18 @@ fsg_fs_take_fuse_fd (FsgFs *fs, int fuse_fd, GError **error)
       close (fuse_fd);
       return fsg_throw (error, "already mounted or serving a FUSE fd");
     }
+  /* fsg_fs_mount_data() has no default_permissions: nothing but the host
+   * checks permissions, with the one identity the sandbox has. */
+  fs->host_checks = TRUE;
+  fs->single_caller = TRUE;
+  if (fs->uid_ranges == NULL)
+    fs->uid_ranges = parse_id_map (NULL);
+  if (fs->gid_ranges == NULL)
+    fs->gid_ranges = parse_id_map (NULL);
+  if (fs->uid_ranges->len == 0)
+    g_array_append_val (fs->uid_ranges, ((FsgIdRange) { fs->own_uid, 1 }));
+  if (fs->gid_ranges->len == 0)
+    g_array_append_val (fs->gid_ranges, ((FsgIdRange) { fs->own_gid, 1 }));
   fs->se = new_session (fs, FALSE, error);
   if (fs->se == NULL)
     {
@@ -531,6 +569,8 @@ fsg_fs_free (FsgFs *fs)
   if (fs->done_fd >= 0)
     close (fs->done_fd);
   g_free (fs->saved_groups);
+  g_clear_pointer (&fs->uid_ranges, g_array_unref);
+  g_clear_pointer (&fs->gid_ranges, g_array_unref);
   g_free (fs->mountpoint);
   g_clear_pointer (&fs->pt_pending, g_hash_table_unref);
   g_clear_pointer (&fs->pt_fds, g_hash_table_unref);
@@ -555,6 +595,7 @@ fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
       st.requests += st.op_requests[i];
     }
   st.passthrough = fs->passthrough;
+  st.file_handles = g_hash_table_size (fs->mount_fds) > 0; /* immutable */
   g_mutex_lock (&fs->pt_lock);
   st.passthrough_opens = fs->pt_opens;
   g_mutex_unlock (&fs->pt_lock);

@@ -56,6 +56,25 @@ typedef struct
    * two clock system calls per request (~1 us here); counts are kept
    * either way. */
   gboolean op_timing;
+  /* For fsg_fs_mount(): let the host decide permissions instead of the
+   * kernel. Without it the mount has default_permissions (the kernel
+   * checks every access against the attributes the view shows, as a
+   * mount that serves several users must). With it, a root daemon runs
+   * every host call that needs a permission with the caller's fsuid,
+   * fsgid and supplementary groups (uid 0 keeps root's capabilities), so
+   * the host's own checks decide; the kernel then sends FUSE_ACCESS, and
+   * read-only places answer access(W_OK) with EROFS. A mount served with
+   * fsg_fs_take_fuse_fd() always works this way. */
+  gboolean host_checks;
+  /* For fsg_fs_take_fuse_fd(): the id maps of the user namespace that
+   * owns the mount, as written to /proc/PID/uid_map and gid_map (lines
+   * "inside outside count", identity maps), or NULL when only the daemon's
+   * own uid and gid are mapped. The kernel refuses any write to an inode
+   * whose owner or group is unmapped there, whatever the permissions say;
+   * such an inode the caller may write on the host is shown with the
+   * caller's own uid (gid) in place of the unmapped one. */
+  const char *uid_map;
+  const char *gid_map;
   /* An inspection mount (`fsgate mount`), where the policy may ask for
    * host semantics for device nodes and set-id bits ([filesystem]
    * devices = allow, setid = keep). Without it (fsgate-run), such a policy
@@ -72,11 +91,17 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgFs, fsg_fs_free)
 gboolean fsg_fs_mount (FsgFs *fs, const char *mountpoint, GError **error);
 
 /* The data string for mount(2) of type "fuse" with @fuse_fd opened from
- * /dev/fuse: "fd=N,rootmode=40000,user_id=U,group_id=G,default_permissions,allow_other".
+ * /dev/fuse: "fd=N,rootmode=40000,user_id=U,group_id=G,allow_other".
+ * No default_permissions: the daemon serving it (fsg_fs_take_fuse_fd())
+ * checks permissions on the host with the caller's credentials.
  * (transfer full) */
 char *fsg_fs_mount_data (int fuse_fd, uid_t uid, gid_t gid);
 
-/* Serve @fuse_fd (ownership taken) for a mount made elsewhere. */
+/* Serve @fuse_fd (ownership taken) for a mount made elsewhere from
+ * fsg_fs_mount_data() in a user namespace with one caller identity
+ * (fsgate-run): callers are taken to have the daemon's own uid, gid and
+ * supplementary groups and no capabilities, and permissions are checked
+ * by the host with exactly those credentials (see host_checks). */
 gboolean fsg_fs_take_fuse_fd (FsgFs *fs, int fuse_fd, GError **error);
 
 /* Start serving on worker threads. */
@@ -149,6 +174,10 @@ typedef struct
   guint64 op_ns[FSG_FS_N_OPS];
   guint64 passthrough_opens; /* opens handed to the kernel's passthrough */
   gboolean passthrough;      /* negotiated with the kernel */
+  gboolean file_handles;     /* evicted inodes of some root's mount are
+                              * reopened by file handle (else by name):
+                              * CAP_DAC_READ_SEARCH and a filesystem that
+                              * gives handles, FSGATE_FILE_HANDLES not 0 */
 } FsgFsStats;
 void fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats);
 /* A table of @stats' per-operation counters, busiest first, for people:

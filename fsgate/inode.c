@@ -13,13 +13,14 @@
  *
  * Siblings: when a host file written through one view inode also has other
  * view inodes (only ones with another decision, so read-only ones),
- * fsg_inode_changed() retires them: they leave the table, so the next
- * lookup of their names makes a fresh view inode with fresh attributes and
- * an empty page cache (the kernel trusts its own size of a regular file
- * under the writeback cache, so a fresh inode is the only way to show a
- * new size), and the kernel is told to drop their pages, attributes and
- * dentries (fuse_lowlevel_notify_inval_inode / _inval_entry). Opens of a
- * retired inode (fds opened before, a cwd) bypass the page cache.
+ * fsg_inode_changed() tells the kernel to drop their pages and attributes
+ * and stores the host's last byte into them, which raises the kernel's
+ * size (under the writeback cache the kernel trusts its own size of a
+ * regular file and never lowers it); after a change that may shrink the
+ * file it also retires them: they leave the table, so the next lookup of
+ * their names makes a fresh view inode with the host's size, and their
+ * dentries are dropped. Opens of a read-only sibling or a retired inode
+ * bypass the page cache.
  *
  * Every host access here is openat(parent_fd, name, O_PATH|O_NOFOLLOW) or
  * statx(fd, "", AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW); roots below a synthetic
@@ -296,6 +297,10 @@ sib_add_locked (FsgFs *fs, FsgInode *inode)
   other = g_hash_table_lookup (fs->inodes, &probe);
   if (other == NULL || other == inode)
     return 0;
+  /* The same (dev, ino) but another object (an evicted inode whose number
+   * was reused): not a sibling. Only the birth time can tell here. */
+  if (other->btime != 0 && inode->btime != 0 && other->btime != inode->btime)
+    return 0;
   if (other->sib_next == NULL)
     {
       other->sib_next = other->sib_prev = other;
@@ -324,7 +329,12 @@ sib_remove_locked (FsgInode *inode)
   if (rest->sib_next == rest)
     {
       rest->sib_next = rest->sib_prev = NULL;
-      __atomic_store_n (&rest->shared, FALSE, __ATOMIC_RELAXED);
+      /* A retired inode stays `shared` (attributes never cached, opens
+       * bypass the page cache): its kernel size and pages may be older
+       * than the host file, and the writable inode of a later lookup
+       * cannot find it (it is out of the table) to keep it up to date. */
+      if (!__atomic_load_n (&rest->retired, __ATOMIC_RELAXED))
+        __atomic_store_n (&rest->shared, FALSE, __ATOMIC_RELAXED);
     }
 }
 
@@ -623,6 +633,11 @@ fsg_inode_stat (FsgFs *fs, FsgInode *inode, struct stat *st)
     return fd;
   if (fstatat (fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
     return -errno;
+  if (fs->single_caller)
+    {
+      FsgPathState state = fsg_inode_get_state (fs, inode);
+      fsg_fs_shown_ids (fs, fd, inode, NULL, &state, st);
+    }
   st->st_ino = fsg_fs_map_ino (fs, st->st_dev, st->st_ino);
   return 0;
 }
@@ -700,6 +715,14 @@ int
 fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
                   struct fuse_entry_param *e, const char *op)
 {
+  return fsg_inode_lookup_notify_after (fs, req, parent, name, e, op, NULL);
+}
+
+int
+fsg_inode_lookup_notify_after (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
+                               struct fuse_entry_param *e, const char *op,
+                               fuse_ino_t *out_notify)
+{
   FsgPathState pstate, state;
   gboolean stub_anc = FALSE;
   fsg_autofd int fd = -1;
@@ -707,8 +730,11 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   FsgInode key, *inode;
   struct file_handle *handle = NULL;
   int mount_id = -1;
+  gboolean handle_done = FALSE;
   fuse_ino_t now_shared = 0;
 
+  if (out_notify != NULL)
+    *out_notify = 0;
   memset (e, 0, sizeof *e);
   if (name[0] == '\0' || strchr (name, '/') != NULL)
     return -EINVAL;
@@ -838,6 +864,7 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   e->attr.st_mtim.tv_nsec = stx.stx_mtime.tv_nsec;
   e->attr.st_ctim.tv_sec = stx.stx_ctime.tv_sec;
   e->attr.st_ctim.tv_nsec = stx.stx_ctime.tv_nsec;
+  fsg_fs_shown_ids (fs, fd, NULL, parent, &state, &e->attr);
 
   memset (&key, 0, sizeof key);
   key.dev = e->attr.st_dev;
@@ -845,18 +872,27 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   key.type = stx.stx_mode & S_IFMT;
   key.stub_anc = stub_anc;
   key.state = state;
-  /* Before the lock (a syscall): needed only if the inode is new. */
-  handle = fsg_fdcache_get_handle (fs, fd, &mount_id);
-
   g_mutex_lock (&fs->lock);
-  inode = g_hash_table_lookup (fs->inodes, &key);
-  if (inode != NULL && !fsg_inode_identity_matches (inode, &stx))
+  for (;;)
     {
-      /* An evicted entry whose host inode number was reused: the old view
-       * inode lives on for the kernel's references only. */
-      g_hash_table_remove (fs->inodes, inode);
-      inode->hashed = FALSE;
-      inode = NULL;
+      inode = g_hash_table_lookup (fs->inodes, &key);
+      if (inode != NULL && !fsg_inode_identity_matches (inode, &stx))
+        {
+          /* An evicted entry whose host inode number was reused: the old
+           * view inode lives on for the kernel's references only. */
+          g_hash_table_remove (fs->inodes, inode);
+          inode->hashed = FALSE;
+          inode = NULL;
+        }
+      if (inode != NULL || handle_done)
+        break;
+      /* A new inode needs its file handle: a syscall, made without the
+       * lock and only on this path (cache hits need none); then look
+       * again, another thread may have made the inode meanwhile. */
+      g_mutex_unlock (&fs->lock);
+      handle = fsg_fdcache_get_handle (fs, fd, &mount_id);
+      handle_done = TRUE;
+      g_mutex_lock (&fs->lock);
     }
   if (inode != NULL)
     {
@@ -895,16 +931,23 @@ fsg_inode_lookup (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name,
   g_free (handle);
   /* The first sibling of a file: the kernel may hold the other inode's
    * attributes for a day. Attributes only (a negative offset): no page is
-   * touched, and the kernel takes no lock a request could hold (only the
-   * superblock's, which unmounting takes), so this is safe before the
-   * reply. */
-  if (now_shared != 0 && fs->se != NULL)
+   * touched. op_lookup sends it after its reply (@out_notify): the kernel
+   * may wait for an inode being freed meanwhile, and a LOOKUP holds the
+   * parent directory's lock and a worker thread. Other callers (create,
+   * readdirplus) make new files, which rarely have a sibling: sent here. */
+  if (now_shared != 0 && out_notify != NULL)
+    *out_notify = now_shared;
+  else if (now_shared != 0 && fs->se != NULL)
     (void) fuse_lowlevel_notify_inval_inode (fs->se, now_shared, -1, 0);
 
   e->attr.st_ino = fsg_fs_map_ino (fs, e->attr.st_dev, e->attr.st_ino);
   e->ino = fsg_inode_nodeid (fs, inode);
   e->generation = inode->generation;
-  e->entry_timeout = fsg_state_timeout (&state);
+  /* A name of a file that can change through another view inode: short,
+   * so that a name whose inode was retired (fsg_inode_changed) is looked
+   * up again soon even where no invalidation reached it. */
+  e->entry_timeout = MIN (fsg_state_timeout (&state),
+                          __atomic_load_n (&inode->shared, __ATOMIC_RELAXED) ? FSG_TIMEOUT_RW : FSG_TIMEOUT_RO);
   e->attr_timeout = fsg_inode_attr_timeout (inode, &state);
   return 0;
 }
@@ -996,15 +1039,47 @@ stale_entry_clear (gpointer p)
   g_free (((FsgStaleEntry *) p)->name);
 }
 
+/* The size of @inode's host file and its last byte (FALSE: unknown, or
+ * not a non-empty regular file). */
+static gboolean
+host_last_byte (FsgFs *fs, FsgInode *inode, off_t *out_size, char *out_last)
+{
+  fsg_autopin FsgPin pin = { 0 };
+  fsg_autofd int fd = -1;
+  char proc[64];
+  struct stat st;
+  int pfd;
+
+  if (inode->type != S_IFREG || (pfd = fsg_pin (&pin, fs, inode)) < 0)
+    return FALSE;
+  snprintf (proc, sizeof proc, "/proc/self/fd/%d", pfd);
+  fd = open (proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size <= 0)
+    return FALSE;
+  if (pread (fd, out_last, 1, st.st_size - 1) != 1)
+    return FALSE;
+  *out_size = st.st_size;
+  return TRUE;
+}
+
 void
-fsg_inode_changed (FsgFs *fs, FsgInode *inode)
+fsg_inode_changed (FsgFs *fs, FsgInode *inode, gboolean may_shrink)
 {
   g_autoptr(GArray) inodes = NULL;
   g_autoptr(GArray) entries = NULL;
+  gboolean have_last;
+  off_t size = 0;
+  char last = 0;
+
   if (!__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
     return;
   if (fsg_inode_get_state (fs, inode).access != FSG_ACCESS_RW)
     return; /* nothing changes a file through a read-only inode */
+  /* A shrink announced by fsg_inode_hold_shared(), here or in the FLUSH
+   * that overtook its fsg_inode_changed_unhold(). */
+  if (__atomic_exchange_n (&inode->shrunk, FALSE, __ATOMIC_RELAXED))
+    may_shrink = TRUE;
+  have_last = fs->writeback && host_last_byte (fs, inode, &size, &last);
   inodes = g_array_new (FALSE, FALSE, sizeof (fuse_ino_t));
   entries = g_array_new (FALSE, FALSE, sizeof (FsgStaleEntry));
   g_array_set_clear_func (entries, stale_entry_clear);
@@ -1012,20 +1087,22 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode)
   g_mutex_lock (&fs->lock);
   for (FsgInode *s = inode->sib_next; s != NULL && s != inode; s = s->sib_next)
     {
-      fuse_ino_t id;
+      fuse_ino_t id = fsg_inode_nodeid (fs, s);
 
-      /* Out of the table: the next lookup of its names makes a new view
-       * inode, with the host's attributes and an empty page cache. Told
-       * again if retired already: the caller may be a FLUSH whose close()
-       * must not return before the kernel dropped the caches. */
+      g_array_append_val (inodes, id);
+      if (!may_shrink)
+        continue;
+      /* The kernel never lowers its own size of a regular file under the
+       * writeback cache: out of the table, so that the next lookup of its
+       * names makes a new view inode with the host's size. Told again if
+       * retired already: the caller may be a request whose caller must
+       * not return before the kernel dropped the names. */
       if (s->hashed)
         {
           g_hash_table_remove (fs->inodes, s);
           s->hashed = FALSE;
         }
       __atomic_store_n (&s->retired, TRUE, __ATOMIC_RELAXED);
-      id = fsg_inode_nodeid (fs, s);
-      g_array_append_val (inodes, id);
       for (FsgName *n = s->names; n != NULL; n = n->next)
         if (n->indexed)
           {
@@ -1040,7 +1117,23 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode)
   if (fs->se == NULL)
     return;
   for (guint i = 0; i < inodes->len; i++)
-    (void) fuse_lowlevel_notify_inval_inode (fs->se, g_array_index (inodes, fuse_ino_t, i), 0, 0);
+    {
+      fuse_ino_t id = g_array_index (inodes, fuse_ino_t, i);
+
+      /* Pages and attributes (the size excepted, under the writeback
+       * cache). */
+      (void) fuse_lowlevel_notify_inval_inode (fs->se, id, 0, 0);
+      if (have_last)
+        {
+          /* The host's last byte stored at its place: the kernel raises
+           * its size of the inode to the host's (never lowers it; an empty
+           * store would not move it). */
+          struct fuse_bufvec one = FUSE_BUFVEC_INIT (1);
+
+          one.buf[0].mem = &last;
+          (void) fuse_lowlevel_notify_store (fs->se, id, size - 1, &one, 0);
+        }
+    }
   for (guint i = 0; i < entries->len; i++)
     {
       FsgStaleEntry *ent = &g_array_index (entries, FsgStaleEntry, i);
@@ -1049,9 +1142,35 @@ fsg_inode_changed (FsgFs *fs, FsgInode *inode)
     }
 }
 
+FsgInode *
+fsg_inode_hold_shared (FsgFs *fs, FsgInode *inode, gboolean may_shrink)
+{
+  if (inode->kind != FSG_INODE_HOST || !__atomic_load_n (&inode->shared, __ATOMIC_RELAXED))
+    return NULL;
+  /* Set before the reply: a FLUSH may overtake fsg_inode_changed_unhold(). */
+  if (may_shrink)
+    __atomic_store_n (&inode->shrunk, TRUE, __ATOMIC_RELAXED);
+  g_mutex_lock (&fs->lock);
+  inode->pins++; /* keeps the inode, not necessarily an fd */
+  g_mutex_unlock (&fs->lock);
+  return inode;
+}
+
+void
+fsg_inode_changed_unhold (FsgFs *fs, FsgInode *held)
+{
+  if (held == NULL)
+    return;
+  fsg_inode_changed (fs, held, FALSE);
+  fsg_inode_unpin (fs, held);
+}
+
 gboolean
-fsg_inode_is_retired (FsgFs *fs, FsgInode *inode)
+fsg_inode_reads_around_cache (FsgFs *fs, FsgInode *inode)
 {
   (void) fs;
-  return __atomic_load_n (&inode->retired, __ATOMIC_RELAXED);
+  if (__atomic_load_n (&inode->retired, __ATOMIC_RELAXED))
+    return TRUE;
+  return __atomic_load_n (&inode->shared, __ATOMIC_RELAXED) &&
+         fsg_inode_get_state (fs, inode).access != FSG_ACCESS_RW;
 }

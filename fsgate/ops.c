@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The open flag execve(2) opens with (include/linux/fs.h), passed on in
+ * FUSE_OPEN. */
+#define FSG_FMODE_EXEC 040
 
 #ifndef RENAME_NOREPLACE
 # define RENAME_NOREPLACE (1 << 0)
@@ -149,35 +154,125 @@ check_entry (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   return 0;
 }
 
-/* ---- Creating as the caller ------------------------------------------- */
+/* ---- Acting as the caller --------------------------------------------- */
+
+/* Who checks permissions. With default_permissions (fsgate mount, which
+ * may serve several users) the kernel checks every access against the
+ * attributes the view shows, and a root daemon only takes the caller's
+ * fsuid/fsgid to create objects with the right owner. With host_checks
+ * (fsgate-run, fsgate mount --host-checks) there is no default_permissions:
+ * the kernel checks nothing but the mount's own flags, and every host call
+ * that needs a permission (lookup, open, create, unlink, rename, setattr,
+ * xattrs, access) runs with the caller's credentials, so the host's
+ * permissions decide for any owner and group, mapped into the sandbox or
+ * not:
+ *  - an unprivileged daemon is the caller (fsgate-run: the sandbox maps
+ *    only the user's own ids and cannot change its groups), nothing to do;
+ *  - a root daemon switches the worker thread to the caller's fsuid, fsgid
+ *    and supplementary groups; under fsgate-run (single_caller) the caller
+ *    is root without capabilities, so the thread drops its effective
+ *    capabilities instead.
+ * setfsuid/setfsgid, the raw setgroups and capset syscalls act on the
+ * calling thread only. The policy is checked before any of this and is
+ * never delegated to the host. */
 
 typedef struct
 {
   gboolean ids;
   gboolean groups;
+  gboolean caps;
+  struct __user_cap_data_struct saved[2];
 } FsgCreds;
 
-/* setfsuid/setfsgid and the raw setgroups syscall act on the calling thread
- * only, so a worker can take the caller's identity for one host call. */
-static void
+static int
+caps_get (struct __user_cap_data_struct data[2])
+{
+  struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+  return (int) syscall (SYS_capget, &hdr, data);
+}
+
+static int
+caps_set (const struct __user_cap_data_struct data[2])
+{
+  struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+  return (int) syscall (SYS_capset, &hdr, data);
+}
+
+/* Returns FALSE (nothing changed) when the caller's identity could not be
+ * taken: the host call must then not be made. */
+static gboolean
 creds_enter (FsgFs *fs, fuse_req_t req, FsgCreds *c, gboolean with_groups)
 {
   const struct fuse_ctx *ctx = fuse_req_ctx (req);
 
-  c->ids = c->groups = FALSE;
-  if (!fs->is_root || (ctx->uid == 0 && ctx->gid == 0))
-    return;
-  if (with_groups)
+  c->ids = c->groups = c->caps = FALSE;
+  if (!fs->is_root)
+    return TRUE;
+  if (fs->single_caller && ctx->uid == fs->own_uid && ctx->gid == fs->own_gid)
+    {
+      struct __user_cap_data_struct none[2];
+
+      if (!fs->host_checks)
+        return TRUE;
+      /* The daemon's own ids and groups, without its capabilities. */
+      if (caps_get (c->saved) < 0)
+        return FALSE;
+      memcpy (none, c->saved, sizeof none);
+      none[0].effective = none[1].effective = 0;
+      if (caps_set (none) < 0)
+        return FALSE;
+      c->caps = TRUE;
+      return TRUE;
+    }
+  if (ctx->uid == 0 && ctx->gid == 0 && !fs->single_caller)
+    return TRUE; /* root of the daemon's own namespace (fsgate mount) */
+  if (with_groups || fs->host_checks)
     {
       gid_t list[256];
       int n = fuse_req_getgroups (req, G_N_ELEMENTS (list), list);
 
-      if (n >= 0 && n <= (int) G_N_ELEMENTS (list) && syscall (SYS_setgroups, (size_t) n, list) == 0)
-        c->groups = TRUE;
+      /* Groups unknown (the caller is gone, or has too many): none rather
+       * than the daemon's when the host decides. */
+      if (n < 0 || n > (int) G_N_ELEMENTS (list))
+        n = fs->host_checks ? 0 : -1;
+      if (n >= 0)
+        {
+          if (syscall (SYS_setgroups, (size_t) n, list) < 0)
+            {
+              if (fs->host_checks)
+                return FALSE;
+            }
+          else
+            c->groups = TRUE;
+        }
     }
   syscall (SYS_setfsgid, ctx->gid);
   syscall (SYS_setfsuid, ctx->uid);
   c->ids = TRUE;
+  if (ctx->uid == 0 && fs->single_caller)
+    {
+      /* A root caller of a single-caller mount without its capabilities
+       * (setfsuid(0) keeps them). */
+      struct __user_cap_data_struct none[2];
+
+      if (caps_get (c->saved) == 0)
+        {
+          memcpy (none, c->saved, sizeof none);
+          none[0].effective = none[1].effective = 0;
+          c->caps = caps_set (none) == 0;
+        }
+      if (!c->caps)
+        {
+          syscall (SYS_setfsuid, 0);
+          syscall (SYS_setfsgid, 0);
+          if (c->groups)
+            syscall (SYS_setgroups, (size_t) fs->n_saved_groups, fs->saved_groups);
+          return FALSE;
+        }
+    }
+  return TRUE;
 }
 
 static void
@@ -185,6 +280,8 @@ creds_leave (FsgFs *fs, FsgCreds *c)
 {
   int errsv = errno;
 
+  if (c->caps)
+    (void) caps_set (c->saved);
   if (c->ids)
     {
       syscall (SYS_setfsuid, 0);
@@ -195,24 +292,145 @@ creds_leave (FsgFs *fs, FsgCreds *c)
   errno = errsv;
 }
 
-/* Run @expr with the caller's fsuid/fsgid; the kernel has already checked
- * permissions (default_permissions) with all of the caller's groups, so if
- * the host refuses for lack of supplementary groups, retry with them. */
-#define AS_CALLER(fs, req, expr)                          \
-  ({                                                      \
-    FsgCreds _c;                                          \
-    long _r;                                              \
-    creds_enter ((fs), (req), &_c, FALSE);                \
-    _r = (long) (expr);                                   \
-    if (_r < 0 && errno == EACCES && _c.ids)              \
-      {                                                   \
-        creds_leave ((fs), &_c);                          \
-        creds_enter ((fs), (req), &_c, TRUE);             \
-        _r = (long) (expr);                               \
-      }                                                   \
-    creds_leave ((fs), &_c);                              \
-    _r;                                                   \
+static gboolean
+id_mapped (const GArray *ranges, guint32 id)
+{
+  if (ranges == NULL)
+    return TRUE;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const FsgIdRange *r = &g_array_index (ranges, FsgIdRange, i);
+
+      if (id >= r->first && id - r->first < r->count)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The kernel refuses every write to an inode whose owner or group is not
+ * mapped in the user namespace that owns the mount (HAS_UNMAPPED_ID in
+ * inode_permission() and may_delete()), before the daemon is asked: in an
+ * unprivileged sandbox, a directory of the user's with the group root could
+ * not be written, nor a file of root's in the user's directory removed,
+ * although the host allows both. The host decides instead: a file or
+ * directory in a writable place that the caller may write on the host, or
+ * may remove (it may write the directory holding it), is shown with the
+ * caller's own uid (gid) in place of an unmapped one; the rest keeps its
+ * ids (shown as the overflow id). */
+static gboolean
+caller_may_write (FsgFs *fs, int fd)
+{
+  FsgCreds c = { 0 };
+  int r;
+
+  /* The single caller's credentials: the daemon's, without capabilities. */
+  if (fs->is_root)
+    {
+      struct __user_cap_data_struct none[2];
+
+      if (caps_get (c.saved) < 0)
+        return FALSE;
+      memcpy (none, c.saved, sizeof none);
+      none[0].effective = none[1].effective = 0;
+      if (caps_set (none) < 0)
+        return FALSE;
+      c.caps = TRUE;
+    }
+  r = (int) syscall (SYS_faccessat2, fd, "", W_OK, AT_EACCESS | AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+  creds_leave (fs, &c);
+  return r == 0;
+}
+
+void
+fsg_fs_shown_ids (FsgFs *fs, int fd, FsgInode *inode, FsgInode *parent,
+                  const FsgPathState *state, struct stat *st)
+{
+  gboolean uid_ok, gid_ok, ok;
+  int pfd;
+
+  if (!fs->single_caller || state->access != FSG_ACCESS_RW ||
+      (state->flags & (FSG_STATE_SYNTHETIC | FSG_STATE_ALIAS)) ||
+      !(S_ISREG (st->st_mode) || S_ISDIR (st->st_mode)))
+    return;
+  uid_ok = id_mapped (fs->uid_ranges, st->st_uid);
+  gid_ok = id_mapped (fs->gid_ranges, st->st_gid);
+  if (uid_ok && gid_ok)
+    return;
+  ok = caller_may_write (fs, fd);
+  if (!ok)
+    {
+      /* The parent: given (lookup), or the inode's, kept alive by a pin
+       * taken under the lock (a rename may move the inode meanwhile). */
+      g_mutex_lock (&fs->lock);
+      if (parent == NULL && inode != NULL)
+        parent = fsg_inode_parent_locked (inode);
+      if (parent != NULL)
+        parent->pins++;
+      g_mutex_unlock (&fs->lock);
+      if (parent != NULL)
+        {
+          if (parent->kind == FSG_INODE_HOST && (pfd = fsg_inode_pin (fs, parent)) >= 0)
+            {
+              ok = caller_may_write (fs, pfd);
+              fsg_inode_unpin (fs, parent);
+            }
+          fsg_inode_unpin (fs, parent);
+        }
+    }
+  if (!ok)
+    return;
+  if (!uid_ok)
+    st->st_uid = fs->own_uid;
+  if (!gid_ok)
+    st->st_gid = fs->own_gid;
+}
+
+/* A name found by one caller must not be reused by another without a
+ * LOOKUP: without default_permissions the kernel walks cached names without
+ * any check, so search permission is checked only at LOOKUP. One caller
+ * (fsgate-run) may keep its names; a host-checked mount that serves several
+ * users (fsgate mount --host-checks as root) has every name looked up
+ * again by each walk. */
+static inline void
+entry_for_caller (FsgFs *fs, struct fuse_entry_param *e)
+{
+  if (fs->host_checks && !fs->single_caller && fs->is_root)
+    e->entry_timeout = 0;
+}
+
+/* Run @expr (a host call returning < 0 with errno on failure) with the
+ * caller's credentials. With default_permissions the kernel has already
+ * checked permissions with all of the caller's groups, so the groups are
+ * only taken if the host refuses without them. */
+#define AS_CALLER(fs, req, expr)                                     \
+  ({                                                                 \
+    FsgCreds _c;                                                     \
+    long _r;                                                         \
+    if (!creds_enter ((fs), (req), &_c, FALSE))                      \
+      {                                                              \
+        _r = -1;                                                     \
+        errno = EACCES;                                              \
+      }                                                              \
+    else                                                             \
+      {                                                              \
+        _r = (long) (expr);                                          \
+        if (_r < 0 && errno == EACCES && _c.ids && !_c.groups)       \
+          {                                                          \
+            creds_leave ((fs), &_c);                                 \
+            if (creds_enter ((fs), (req), &_c, TRUE))                \
+              _r = (long) (expr);                                    \
+            else                                                     \
+              errno = EACCES;                                        \
+          }                                                          \
+        creds_leave ((fs), &_c);                                     \
+      }                                                              \
+    _r;                                                              \
   })
+
+/* A host call whose permission the kernel has checked already under
+ * default_permissions: as the caller only when the host decides. */
+#define CHECKED_AS_CALLER(fs, req, expr) \
+  ((fs)->host_checks ? AS_CALLER ((fs), (req), (expr)) : (long) (expr))
 
 /* Creation modes are the caller's: with FUSE_CAP_DONT_MASK the kernel
  * sends the unmasked mode and the caller's umask, which is applied here;
@@ -349,13 +567,35 @@ static void
 op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   FsgFs *fs = req_fs (req);
+  FsgInode *p = fsg_fs_inode (fs, parent);
+  fsg_autopin FsgPin pin = { 0 };
   struct fuse_entry_param e;
-  int r = fsg_inode_lookup (fs, req, fsg_fs_inode (fs, parent), name, &e, NULL);
+  fuse_ino_t notify = 0;
+  FsgCreds c;
+  int r;
+
+  /* As the caller: opening @name relative to the parent needs search
+   * permission on it, which without default_permissions nothing else
+   * checks. The parent's fd is pinned first, with the daemon's own
+   * credentials: reopening an evicted one by file handle needs them. */
+  memset (&e, 0, sizeof e);
+  if (fs->host_checks && p->kind == FSG_INODE_HOST && (r = fsg_pin (&pin, fs, p)) < 0)
+    return reply_err (req, r);
+  if (fs->host_checks && !creds_enter (fs, req, &c, FALSE))
+    return reply_err (req, -EACCES);
+  r = fsg_inode_lookup_notify_after (fs, req, p, name, &e, NULL, &notify);
+  if (fs->host_checks)
+    creds_leave (fs, &c);
+  entry_for_caller (fs, &e);
 
   if (r == 0)
     r = refuse_case_insensitive (fs, req, fsg_fs_inode (fs, parent), name, &e);
   if (r == 0)
-    fuse_reply_entry (req, &e);
+    {
+      fuse_reply_entry (req, &e);
+      if (notify != 0 && fs->se != NULL) /* see fsg_inode_lookup */
+        (void) fuse_lowlevel_notify_inval_inode (fs->se, notify, -1, 0);
+    }
   else if (r == -ENOENT && e.entry_timeout > 0)
     fuse_reply_entry (req, &e); /* negative entry, cached by the kernel */
   else
@@ -408,6 +648,33 @@ do_utimens (int fd, FsgInode *inode, const struct timespec ts[2])
   return utimensat (AT_FDCWD, proc, ts, 0) == 0 ? 0 : -errno;
 }
 
+/* Does @mode only clear the set-id bits of the file at @fd? */
+static gboolean
+kills_setid_only (int fd, mode_t mode)
+{
+  struct stat st;
+
+  if (fstatat (fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+    return FALSE;
+  mode &= 07777;
+  st.st_mode &= 07777;
+  return mode != st.st_mode && (mode & ~st.st_mode) == 0 &&
+         ((st.st_mode & ~mode) & ~(mode_t) (S_ISUID | S_ISGID)) == 0;
+}
+
+static int
+do_chown (FsgFs *fs, fuse_req_t req, int fd, const struct stat *attr, int valid)
+{
+  uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t) -1;
+  gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t) -1;
+
+  if (!(valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
+    return 0;
+  if (CHECKED_AS_CALLER (fs, req, fchownat (fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) < 0)
+    return -errno;
+  return 0;
+}
+
 static void
 op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
             struct fuse_file_info *fi)
@@ -416,6 +683,7 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgPathState s = fsg_inode_get_state (fs, inode);
   fsg_autopin FsgPin pin = { 0 };
+  FsgInode *held;
   char proc[64];
   struct stat st;
   int r, fd;
@@ -430,33 +698,45 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     return reply_err (req, r);
   proc_fd_path (proc, sizeof proc, fd);
 
+  if ((valid & FUSE_SET_ATTR_MODE) && inode->type == S_IFLNK)
+    return reply_err (req, -EOPNOTSUPP);
+  if ((valid & FUSE_SET_ATTR_MODE) && fs->host_checks && kills_setid_only (fd, attr->st_mode))
+    {
+      /* The kernel clearing set-id bits after a write, truncate or chown
+       * by a caller that need not own the file: allowed if the caller may
+       * write it or the ownership change (below, as the caller) succeeds,
+       * as the host would clear them itself. */
+      gboolean chown_too = (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) != 0;
+
+      if (!chown_too && AS_CALLER (fs, req, faccessat (AT_FDCWD, proc, W_OK, AT_EACCESS)) < 0 &&
+          AS_CALLER (fs, req, fchmodat (AT_FDCWD, proc, attr->st_mode & 07777, 0)) < 0)
+        return reply_err (req, -errno);
+      if ((r = do_chown (fs, req, fd, attr, valid)) < 0)
+        return reply_err (req, r);
+      if (fchmodat (AT_FDCWD, proc, attr->st_mode & 07777, 0) < 0 && errno != EPERM)
+        return reply_err (req, -errno);
+      valid &= ~(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+    }
   if (valid & FUSE_SET_ATTR_MODE)
     {
       mode_t mode = strip_mode (req, attr->st_mode & 07777, inode->type == S_IFDIR);
 
-      if (inode->type == S_IFLNK)
-        return reply_err (req, -EOPNOTSUPP);
-      r = fi ? fchmod (fi->fh, mode) : fchmodat (AT_FDCWD, proc, mode, 0);
+      r = fi ? CHECKED_AS_CALLER (fs, req, fchmod (fi->fh, mode))
+             : CHECKED_AS_CALLER (fs, req, fchmodat (AT_FDCWD, proc, mode, 0));
       if (r < 0)
         return reply_err (req, -errno);
     }
-  if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
-    {
-      uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t) -1;
-      gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t) -1;
-
-      if (fchownat (fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-        return reply_err (req, -errno);
-    }
+  if ((r = do_chown (fs, req, fd, attr, valid)) < 0)
+    return reply_err (req, r);
   if (valid & FUSE_SET_ATTR_SIZE)
     {
       if (inode->type != S_IFREG)
         return reply_err (req, inode->type == S_IFDIR ? -EISDIR : -EINVAL);
       if (fi)
-        r = ftruncate (fi->fh, attr->st_size);
+        r = ftruncate (fi->fh, attr->st_size); /* opened for writing */
       else
         {
-          fsg_autofd int wfd = FD_RETRY (fs, open (proc, O_WRONLY | O_CLOEXEC));
+          fsg_autofd int wfd = FD_RETRY (fs, CHECKED_AS_CALLER (fs, req, open (proc, O_WRONLY | O_CLOEXEC)));
           r = wfd < 0 ? -1 : ftruncate (wfd, attr->st_size);
         }
       if (r < 0)
@@ -474,8 +754,19 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
         ts[1].tv_nsec = UTIME_NOW;
       else if (valid & FUSE_SET_ATTR_MTIME)
         ts[1] = attr->st_mtim;
+      /* With a file handle this is the kernel writing back the times it
+       * keeps for a file open for writing (utimensat(2) never passes one). */
       if (fi)
         r = futimens (fi->fh, ts) == 0 ? 0 : -errno;
+      else if (fs->host_checks)
+        {
+          FsgCreds c;
+
+          if (!creds_enter (fs, req, &c, FALSE))
+            return reply_err (req, -EACCES);
+          r = do_utimens (fd, inode, ts);
+          creds_leave (fs, &c);
+        }
       else
         r = do_utimens (fd, inode, ts);
       if (r < 0)
@@ -483,8 +774,9 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     }
   if ((r = fsg_inode_stat (fs, inode, &st)) < 0)
     return reply_err (req, r);
+  held = fsg_inode_hold_shared (fs, inode, (valid & FUSE_SET_ATTR_SIZE) != 0); /* alive after the reply */
   fuse_reply_attr (req, &st, fsg_inode_attr_timeout (inode, &s));
-  fsg_inode_changed (fs, inode); /* after the reply: see fs-private.h */
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -530,6 +822,7 @@ reply_new_entry (FsgFs *fs, fuse_req_t req, FsgInode *parent, const char *name, 
 
   if (r < 0)
     return reply_err (req, r);
+  entry_for_caller (fs, &e);
   fuse_reply_entry (req, &e);
 }
 
@@ -704,7 +997,7 @@ do_remove (fuse_req_t req, fuse_ino_t parent, const char *name, gboolean dir)
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
   g_rw_lock_reader_lock (&fs->ns_lock);
-  r = unlinkat (pfd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : -errno;
+  r = CHECKED_AS_CALLER (fs, req, unlinkat (pfd, name, dir ? AT_REMOVEDIR : 0)) == 0 ? 0 : -errno;
   if (r == 0)
     fsg_inode_unlinked (fs, p, name);
   g_rw_lock_reader_unlock (&fs->ns_lock);
@@ -776,7 +1069,7 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
       fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, TRUE, EXDEV, NULL);
       return reply_err (req, r);
     }
-  if (syscall (SYS_renameat2, pfd, name, npfd, newname, flags) < 0)
+  if (CHECKED_AS_CALLER (fs, req, syscall (SYS_renameat2, pfd, name, npfd, newname, flags)) < 0)
     {
       r = -errno;
       goto out;
@@ -821,6 +1114,33 @@ host_open_flags (FsgFs *fs, int flags)
       flags &= ~O_APPEND;
     }
   return flags | O_CLOEXEC;
+}
+
+/* Open (@dirfd, @name) with the host flags for the caller's @flags, as the
+ * caller. The writeback cache asks for read access to files the caller
+ * opened write-only; where the host refuses that (a mode 0200 file), the
+ * file is opened write-only as asked and this open bypasses the page cache
+ * (direct_io), so that the kernel never needs to read it. */
+static int
+open_as_caller (FsgFs *fs, fuse_req_t req, int dirfd, const char *name, int flags,
+                int extra, mode_t mode, struct fuse_file_info *fi)
+{
+  int hflags = host_open_flags (fs, flags) | extra;
+  /* A new file is always made as the caller, for its owner. */
+  gboolean as_caller = fs->host_checks || (extra & O_CREAT);
+  int fd = as_caller ? (int) AS_CALLER (fs, req, openat (dirfd, name, hflags, mode))
+                     : openat (dirfd, name, hflags, mode);
+
+  if (fd < 0 && errno == EACCES && (flags & O_ACCMODE) == O_WRONLY &&
+      (hflags & O_ACCMODE) == O_RDWR)
+    {
+      hflags = (hflags & ~O_ACCMODE) | O_WRONLY;
+      fd = as_caller ? (int) AS_CALLER (fs, req, openat (dirfd, name, hflags, mode))
+                     : openat (dirfd, name, hflags, mode);
+      if (fd >= 0)
+        fi->direct_io = 1;
+    }
+  return fd;
 }
 
 gboolean
@@ -873,7 +1193,9 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgPathState s = fsg_inode_get_state (fs, inode);
   gboolean write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+  gboolean exec_open = FALSE;
   fsg_autopin FsgPin pin = { 0 };
+  FsgInode *held;
   char proc[64];
   int fd, r, pathfd;
 
@@ -898,31 +1220,44 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         return reply_err (req, r);
     }
   proc_fd_path (proc, sizeof proc, pathfd);
-  fd = FD_RETRY (fs, open (proc, host_open_flags (fs, fi->flags)));
+  if (fs->host_checks && (fi->flags & FSG_FMODE_EXEC) && (fi->flags & O_ACCMODE) == O_RDONLY)
+    {
+      /* execve(2) needs execute permission only (a mode 0711 binary runs
+       * but cannot be read): check that as the caller, then read it as the
+       * daemon. The kernel keeps this file to itself. */
+      if (AS_CALLER (fs, req, syscall (SYS_faccessat2, pathfd, "", X_OK,
+                                       AT_EACCESS | AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) < 0)
+        return reply_err (req, errno == ENOSYS ? -EACCES : -errno);
+      exec_open = TRUE;
+    }
+  fd = exec_open ? FD_RETRY (fs, open (proc, host_open_flags (fs, fi->flags)))
+                 : FD_RETRY (fs, open_as_caller (fs, req, AT_FDCWD, proc, fi->flags, 0, 0, fi));
   if (fd < 0)
     return reply_err (req, -errno);
   fi->fh = fd;
   fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, FALSE, 0, mode_string (fi->flags));
   /* Decided above; from here on the kernel may do the I/O itself. */
   set_open_flags (fs, inode, fd, fs->passthrough && fsg_passthrough_open (fs, inode, fd) > 0, fi);
-  if (fsg_inode_is_retired (fs, inode))
+  if (fsg_inode_reads_around_cache (fs, inode))
     {
-      /* The host file changed through a sibling since the kernel cached
-       * this inode's size and pages: read around them. */
+      /* The host file can change through a writable sibling, which the
+       * kernel's size and pages of this inode would not follow: read
+       * around them. */
       fi->direct_io = 1;
       fi->keep_cache = 0;
     }
   /* The open file owns the pin taken above (given back in op_release):
    * fstat/fchmod of an open, unlinked file keep working. */
   pin.inode = NULL;
+  /* Alive after the reply even if the file is released meanwhile. */
+  held = (fi->flags & O_TRUNC) ? fsg_inode_hold_shared (fs, inode, TRUE) : NULL;
   if (fuse_reply_open (req, fi) == -ENOENT)
     {
       fsg_passthrough_release (fs, inode, fd);
       close (fd); /* interrupted: the kernel will not release it */
       fsg_inode_unpin (fs, inode);
     }
-  else if (fi->flags & O_TRUNC)
-    fsg_inode_changed (fs, inode);
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -948,7 +1283,8 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
    * never followed on the host. */
   g_rw_lock_reader_lock (&fs->ns_lock);
   /* without O_TRUNC: an existing file is truncated only after the checks */
-  fd = FD_RETRY (fs, AS_CALLER (fs, req, openat (pfd, name, (host_open_flags (fs, fi->flags) & ~O_TRUNC) | O_CREAT | O_NOFOLLOW | ((fi->flags & O_EXCL) ? O_EXCL : 0), mode)));
+  fd = FD_RETRY (fs, open_as_caller (fs, req, pfd, name, fi->flags & ~O_TRUNC,
+                                     O_CREAT | O_NOFOLLOW | (fi->flags & O_EXCL), mode, fi));
   r = fd < 0 ? -errno : 0;
   g_rw_lock_reader_unlock (&fs->ns_lock);
   if (r < 0)
@@ -960,6 +1296,7 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
       return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
     }
   r = fsg_inode_lookup (fs, req, p, name, &e, "create");
+  entry_for_caller (fs, &e);
   if (r < 0)
     {
       close (fd);
@@ -1023,6 +1360,7 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
   struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
+  FsgInode *held;
   ssize_t n;
 
   out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -1031,8 +1369,10 @@ op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t 
   n = fuse_buf_copy (&out, in_buf, 0);
   if (n < 0)
     return reply_err (req, (int) n);
+  /* After the reply the file may be released and the inode forgotten. */
+  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino), FALSE);
   fuse_reply_write (req, (size_t) n);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1046,7 +1386,7 @@ op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   /* Sent without the file's inode lock (unlike WRITE from fsync and
    * writeback): a sibling retired before this reply is retired when
    * close() returns. */
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed (fs, fsg_fs_inode (fs, ino), FALSE);
   /* close() of a dup reports delayed write errors (NFS) like close(2) would. */
   fd = FD_RETRY (fs, fcntl (fi->fh, F_DUPFD_CLOEXEC, 0));
   if (fd < 0)
@@ -1098,11 +1438,12 @@ static void
 op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino), FALSE);
   int r;
 
   r = datasync ? fdatasync (fi->fh) : fsync (fi->fh);
   reply_err (req, r == 0 ? 0 : -errno);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1110,9 +1451,11 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t leng
               struct fuse_file_info *fi)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+  FsgInode *held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino),
+                                          (mode & ~FALLOC_FL_KEEP_SIZE) != 0);
 
   reply_err (req, fallocate (fi->fh, mode, offset, length) == 0 ? 0 : -errno);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 static void
@@ -1132,14 +1475,16 @@ op_copy_file_range (fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse
                     size_t len, int flags)
 {
   FsgFs *fs = req_fs (req); /* @req is freed by the reply */
+  FsgInode *held;
   ssize_t n;
 
   /* fi_out was opened for writing, so the policy allowed it at open. */
   n = copy_file_range (fi_in->fh, &off_in, fi_out->fh, &off_out, len, flags);
   if (n < 0)
     return reply_err (req, -errno);
+  held = fsg_inode_hold_shared (fs, fsg_fs_inode (fs, ino_out), FALSE);
   fuse_reply_write (req, (size_t) n);
-  fsg_inode_changed (fs, fsg_fs_inode (fs, ino_out));
+  fsg_inode_changed_unhold (fs, held);
 }
 
 /* ---- Directories ------------------------------------------------------- */
@@ -1297,7 +1642,7 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fsg_autopin FsgPin pin = { 0 };
       int pathfd = fsg_pin (&pin, fs, inode);
       int fd = pathfd < 0 ? (errno = -pathfd, -1)
-                          : FD_RETRY (fs, openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+                          : FD_RETRY (fs, CHECKED_AS_CALLER (fs, req, openat (pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)));
 
       if (fd < 0 || (d->dp = fdopendir (fd)) == NULL)
         {
@@ -1368,6 +1713,7 @@ do_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
           if (!ent->opaque && fsg_inode_lookup (fs, req, inode, ent->name, &e, "readdir") == 0 &&
               refuse_case_insensitive (fs, req, inode, ent->name, &e) == 0)
             looked = TRUE;
+          entry_for_caller (fs, &e);
           if (!looked)
             {
               memset (&e, 0, sizeof e);
@@ -1413,7 +1759,16 @@ op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_
 static void
 op_readdirplus (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+  FsgFs *fs = req_fs (req);
+  FsgCreds c;
+
+  /* The entries' lookups as the caller: without search permission on the
+   * directory, names are listed but not their attributes. */
+  if (fs->host_checks && !creds_enter (fs, req, &c, FALSE))
+    return reply_err (req, -EACCES);
   do_readdir (req, ino, size, off, fi, TRUE);
+  if (fs->host_checks)
+    creds_leave (fs, &c);
 }
 
 static void
@@ -1472,15 +1827,42 @@ op_statfs (fuse_req_t req, fuse_ino_t ino)
   fuse_reply_statfs (req, &sv);
 }
 
+/* access(2) and chdir(2); sent only without default_permissions. The
+ * host's answer with the caller's credentials (effective ids, as the
+ * kernel has already put the real ids in the request for access(2)), then,
+ * like a read-only bind mount: EROFS for W_OK on anything the policy keeps
+ * read-only, except device, FIFO and socket nodes. Never ENOSYS: that would
+ * make the kernel stop asking and allow everything. */
 static void
 op_access (fuse_req_t req, fuse_ino_t ino, int mask)
 {
   FsgFs *fs = req_fs (req);
   FsgInode *inode = fsg_fs_inode (fs, ino);
   FsgPathState s = fsg_inode_get_state (fs, inode);
+  fsg_autopin FsgPin pin = { 0 };
+  int fd, r;
 
-  if (s.access == FSG_ACCESS_DENY)
-    return reply_err (req, -EACCES);
+  if (s.access == FSG_ACCESS_DENY ||
+      (inode->kind == FSG_INODE_HOST && fsg_fs_is_denied_id (fs, inode->dev, inode->ino)))
+    return reply_err (req, fsg_fs_deny (fs, req, "access", inode, NULL, &s, EACCES));
+  if (inode->kind == FSG_INODE_HOST)
+    {
+      if ((fd = fsg_pin (&pin, fs, inode)) < 0)
+        return reply_err (req, fd);
+      r = (int) AS_CALLER (fs, req, syscall (SYS_faccessat2, fd, "", mask,
+                                             AT_EACCESS | AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
+      if (r < 0 && errno == ENOSYS)
+        {
+          char proc[64];
+
+          proc_fd_path (proc, sizeof proc, fd);
+          r = (int) AS_CALLER (fs, req, faccessat (AT_FDCWD, proc, mask, AT_EACCESS));
+        }
+      if (r < 0)
+        return reply_err (req, errno == ENOSYS ? -EACCES : -errno);
+      if (inode->type != S_IFREG && inode->type != S_IFDIR && inode->type != S_IFLNK)
+        return reply_err (req, 0);
+    }
   if (mask & W_OK)
     return reply_err (req, writable_error (inode, &s));
   fuse_reply_err (req, 0);
@@ -1514,7 +1896,7 @@ op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
   proc_fd_path (proc, sizeof proc, fd);
   if (size > 0)
     buf = g_malloc (size);
-  n = getxattr (proc, name, buf, size);
+  n = CHECKED_AS_CALLER (fs, req, getxattr (proc, name, buf, size));
   if (n < 0)
     return reply_err (req, -errno);
   if (size == 0)
@@ -1610,7 +1992,7 @@ op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
   proc_fd_path (proc, sizeof proc, fd);
-  reply_err (req, setxattr (proc, name, value, size, flags) == 0 ? 0 : -errno);
+  reply_err (req, CHECKED_AS_CALLER (fs, req, setxattr (proc, name, value, size, flags)) == 0 ? 0 : -errno);
 }
 
 static void
@@ -1629,7 +2011,7 @@ op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
   proc_fd_path (proc, sizeof proc, fd);
-  reply_err (req, removexattr (proc, name) == 0 ? 0 : -errno);
+  reply_err (req, CHECKED_AS_CALLER (fs, req, removexattr (proc, name)) == 0 ? 0 : -errno);
 }
 
 /* Every handler runs inside a wrapper that counts the request (before the

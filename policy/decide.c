@@ -77,6 +77,7 @@ node_free (gpointer data)
 
   g_clear_pointer (&node->lit, g_hash_table_unref);
   g_clear_pointer (&node->globs, g_ptr_array_unref);
+  g_clear_pointer (&node->guard, g_hash_table_unref);
   glob_index_free (node->index);
   g_free (node);
 }
@@ -151,10 +152,145 @@ fsg_policy_is_package_tree (const char *name)
          strcmp (name, "node_modules") == 0;
 }
 
+/* Public system trees: system software, whose *.pem and *.key are public
+ * (and which the hybrid view bind-mounts when no name glob applies), and
+ * the trust stores of the distributions. /etc/ssl/private, /etc/kubernetes,
+ * /etc/pki/tls/private... stay covered. */
+const char *const fsg_policy_secret_pruned[] = {
+  "/usr",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/bin",
+  "/sbin",
+  "/etc/ssl/certs",
+  "/etc/ca-certificates",
+  "/usr/local/share/ca-certificates",
+  "/etc/pki/ca-trust/extracted",
+  "/etc/pki/tls/certs",
+  "/etc/pki/ca-trust/source/anchors",
+  NULL,
+};
+
+/* Are the @k names the path of a pruned tree? */
+static gboolean
+is_secret_pruned (char *const *names, guint k)
+{
+  for (guint p = 0; fsg_policy_secret_pruned[p] != NULL; p++)
+    {
+      const char *s = fsg_policy_secret_pruned[p];
+      guint i = 0;
+
+      while (*s == '/' && i < k)
+        {
+          gsize len = strcspn (s + 1, "/");
+
+          if (strlen (names[i]) != len || strncmp (s + 1, names[i], len) != 0)
+            break;
+          s += 1 + len;
+          i++;
+        }
+      if (*s == '\0' && i == k)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* FSG_COMP_SYS_STAR from @node (the top): a trie of guard nodes for the
+ * pruned trees, entered by epsilon, whose other names lead to one
+ * recursive, package-pruned node. Returns that node; the guard nodes get
+ * its edges when the policy is compiled (guards_copy_edges()). */
+static FsgNode *
+node_step_sys_star (FsgPolicy *policy, FsgNode *node)
+{
+  FsgNode *start;
+
+  if (policy->sys_star != NULL)
+    return policy->sys_star;
+  g_assert (node == policy->top && node->eps == NULL);
+  policy->sys_star = node_new (policy);
+  policy->sys_star->recursive = TRUE;
+  policy->sys_star->pkg_pruned = TRUE;
+  start = node_new (policy);
+  node->eps = start;
+  for (guint p = 0; fsg_policy_secret_pruned[p] != NULL; p++)
+    {
+      g_auto (GStrv) names = fsg_path_split (fsg_policy_secret_pruned[p]);
+      FsgNode *g = start;
+
+      for (guint i = 0; g != NULL && names[i] != NULL; i++)
+        {
+          gpointer next = NULL;
+
+          if (g->guard == NULL)
+            {
+              g->guard = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+              g->guard_default = policy->sys_star;
+            }
+          if (!g_hash_table_lookup_extended (g->guard, names[i], NULL, &next))
+            {
+              next = names[i + 1] == NULL ? NULL : node_new (policy);
+              g_hash_table_insert (g->guard, g_strdup (names[i]), next);
+            }
+          else if (names[i + 1] == NULL && next != NULL)
+            g_hash_table_insert (g->guard, g_strdup (names[i]), NULL); /* pruned whole */
+          g = next;
+        }
+    }
+  return policy->sys_star;
+}
+
+/* Guard nodes match the names the recursive node matches. */
+static void
+guards_copy_edges (FsgPolicy *policy)
+{
+  const FsgNode *from = policy->sys_star;
+
+  if (from == NULL)
+    return;
+  for (guint i = 0; i < policy->nodes->len; i++)
+    {
+      FsgNode *g = policy->nodes->pdata[i];
+
+      if (g->guard_default == NULL && g != policy->top->eps)
+        continue;
+      if (g->guard == NULL)
+        {
+          /* a guard with no pruned child (none here, kept general) */
+          g->guard = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+          g->guard_default = policy->sys_star;
+        }
+      if (from->lit)
+        {
+          GHashTableIter iter;
+          gpointer key, value;
+
+          if (g->lit == NULL)
+            g->lit = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+          g_hash_table_iter_init (&iter, from->lit);
+          while (g_hash_table_iter_next (&iter, &key, &value))
+            g_hash_table_insert (g->lit, g_strdup (key), value);
+        }
+      for (guint e = 0; from->globs != NULL && e < from->globs->len; e++)
+        {
+          const FsgGlobEdge *src = from->globs->pdata[e];
+          FsgGlobEdge *edge = g_new0 (FsgGlobEdge, 1);
+
+          if (g->globs == NULL)
+            g->globs = g_ptr_array_new_with_free_func (glob_edge_free);
+          fsg_glob_init (&edge->glob, src->glob.pattern);
+          edge->node = src->node;
+          g_ptr_array_add (g->globs, edge);
+        }
+    }
+}
+
 static gboolean
 is_star (const char *comp)
 {
-  return strcmp (comp, "**") == 0 || strcmp (comp, FSG_COMP_PKG_STAR) == 0;
+  return strcmp (comp, "**") == 0 || strcmp (comp, FSG_COMP_PKG_STAR) == 0 ||
+         strcmp (comp, FSG_COMP_SYS_STAR) == 0;
 }
 
 /* Walk (creating) the nodes for @comps from @start. Roots and aliases are
@@ -178,6 +314,8 @@ add_chain (FsgPolicy *policy, FsgNode *start, char **comps, gboolean is_root)
         node = node_step_star (policy, node);
       else if (strcmp (c, FSG_COMP_PKG_STAR) == 0)
         node = node_step_pkg_star (policy, node);
+      else if (strcmp (c, FSG_COMP_SYS_STAR) == 0)
+        node = node_step_sys_star (policy, node);
       else if (fsg_glob_has_magic (c))
         node = node_step_glob (policy, node, c);
       else
@@ -292,6 +430,8 @@ set_add (FsgNode **nodes, guint *n, guint cap, FsgNode **heap, FsgNode *node)
         }
       if (node->pkg_star != NULL)
         set_add (nodes, n, cap, heap, node->pkg_star);
+      if (node->eps != NULL)
+        set_add (nodes, n, cap, heap, node->eps);
       if (node->star == NULL)
         return;
       node = node->star;
@@ -354,7 +494,7 @@ fsg_policy_engine_clear (FsgPolicy *policy)
 {
   g_clear_pointer (&policy->interned, g_hash_table_unref);
   g_clear_pointer (&policy->nodes, g_ptr_array_unref);
-  policy->top = policy->floating = NULL;
+  policy->top = policy->floating = policy->sys_star = NULL;
   policy->root_set = NULL;
 }
 
@@ -422,6 +562,7 @@ fsg_policy_compile (FsgPolicy *policy)
         }
     }
 
+  guards_copy_edges (policy);
   for (guint i = 0; i < policy->nodes->len; i++)
     build_glob_index (policy->nodes->pdata[i]);
 
@@ -482,6 +623,18 @@ step (const FsgPolicy *policy, const FsgNodeSet *set, const char *name,
         step_node (node, name, len, nodes, n, cap, &overflow);
         if (node->recursive && !(node->pkg_pruned && fsg_policy_is_package_tree (name)))
           set_add (nodes, n, cap, &overflow, node);
+        if (node->guard_default != NULL)
+          {
+            gpointer next = NULL;
+
+            if (g_hash_table_lookup_extended (node->guard, name, NULL, &next))
+              {
+                if (next != NULL)
+                  set_add (nodes, n, cap, &overflow, next);
+              }
+            else if (!fsg_policy_is_package_tree (name))
+              set_add (nodes, n, cap, &overflow, node->guard_default);
+          }
       }
   step_node (policy->floating, name, len, nodes, n, cap, &overflow);
   return overflow == NULL;
@@ -528,7 +681,7 @@ child_from_nodes (const FsgPolicy *policy, const FsgPathState *parent,
         chain = node;
       deny_read = lowest (deny_read, node->deny_read);
       deny_write = lowest (deny_write, node->deny_write);
-      if (!node->recursive)
+      if (!node->recursive && node->guard_default == NULL)
         fresh = TRUE;
     }
 
@@ -724,11 +877,14 @@ comps_match (char *const *pat, guint m, char *const *names, guint n)
     return n == 0;
   if (is_star (pat[0]))
     {
-      gboolean pruned = strcmp (pat[0], FSG_COMP_PKG_STAR) == 0;
+      gboolean sys = strcmp (pat[0], FSG_COMP_SYS_STAR) == 0; /* @names from "/" */
+      gboolean pruned = sys || strcmp (pat[0], FSG_COMP_PKG_STAR) == 0;
 
       for (guint k = 0; k <= n; k++)
         {
           if (k > 0 && pruned && fsg_policy_is_package_tree (names[k - 1]))
+            break;
+          if (k > 0 && sys && is_secret_pruned (names, k))
             break;
           if (comps_match (pat + 1, m - 1, names + k, n - k))
             return TRUE;
@@ -782,6 +938,27 @@ rule_position_here (const FsgRuleImpl *rule, char *const *names, guint k)
           return TRUE;
     }
   return FALSE;
+}
+
+const FsgRule *
+fsg_policy_deny_read_other (const FsgPolicy *policy, const char *path, const char *const *except)
+{
+  g_autofree char *norm = g_canonicalize_filename (path, "/");
+  g_auto (GStrv) names = fsg_path_split (norm);
+  guint n = g_strv_length (names);
+
+  for (guint i = 0; i < policy->rules->len; i++)
+    {
+      const FsgRuleImpl *rule = policy->rules->pdata[i];
+
+      if (rule->pub.kind != FSG_RULE_DENY_READ ||
+          g_strv_contains ((const char *const *) except, rule->pub.pattern))
+        continue;
+      for (guint k = 1; k <= n; k++)
+        if (rule_matches (rule, names, k))
+          return &rule->pub;
+    }
+  return NULL;
 }
 
 FsgPathState

@@ -2,8 +2,9 @@
  *
  * The environment of the sandboxed command: start from the caller's
  * variables as `inherit` says (by default all of them), drop the excluded
- * names (always any name containing KEY, SECRET, TOKEN, PASSWORD or
- * CREDENTIAL, in any case), keep only `include-only` names when that
+ * names (always any name containing KEY, SECRET, TOKEN, PASSWORD, PASSWD,
+ * PASSPHRASE or CREDENTIAL, and the well-known SSHPASS and MYSQL_PWD, in
+ * any case; PWD, OLDPWD and PGPASSFILE, a path, stay), keep only `include-only` names when that
  * list is given, then add the `set` pairs, which always win.
  */
 #include "config.h"
@@ -16,8 +17,10 @@ const char *const fsg_env_core_names[] = {
   "HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "TMPDIR", "TZ", NULL,
 };
 
-const char *const fsg_env_default_excludes[] = { "*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*",
-                                                 "*CREDENTIAL*", NULL };
+const char *const fsg_env_default_excludes[] = {
+  "*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*",
+  "SSHPASS", "MYSQL_PWD", NULL,
+};
 
 void
 fsg_env_policy_init (FsgEnvPolicy *env)

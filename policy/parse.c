@@ -1100,7 +1100,7 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
                 {
                   g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
                                "%s: '%s' is not a file name glob (no '/': the name is denied "
-                               "at any depth under ~, /root, /tmp and every writable root; "
+                               "at any depth but in the system trees; "
                                "use deny-read for paths)", where, values[j]);
                   return FALSE;
                 }
@@ -1490,52 +1490,40 @@ apply_entries (FsgPolicyBuilder *b, FsgPolicy *policy, GPtrArray *entries, GErro
   return TRUE;
 }
 
-/* Where secrets live: the home directory, /root, /tmp and every writable
- * root of any layer, without one that another contains. Not the system
- * trees, whose *.pem and *.key are public (trust stores, bundled CA files). */
+/* Where secret-names apply: everywhere ("/"), fail closed, but for the
+ * public system trees (fsg_policy_secret_pruned: system software, trust
+ * stores), whose *.pem and *.key are public; a writable root of any layer
+ * inside one of those is a scope of its own. */
 static GPtrArray *
 secret_scopes (FsgPolicyBuilder *b, GPtrArray *const *layers, guint n_layers)
 {
-  g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func (g_free);
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
 
-  if (strcmp (b->home, "/") != 0)
-    g_ptr_array_add (all, g_strdup (b->home));
-  g_ptr_array_add (all, g_strdup ("/root"));
-  g_ptr_array_add (all, g_strdup ("/tmp"));
+  (void) b;
+  g_ptr_array_add (out, g_strdup ("/"));
   for (guint l = 0; l < n_layers; l++)
     for (guint i = 0; i < layers[l]->len; i++)
       {
         const Entry *e = layers[l]->pdata[i];
-        char *real;
+        g_autofree char *real = NULL;
+        gboolean inside = FALSE, dup = FALSE;
 
         if (e->is_setting || e->kind != FSG_RULE_WRITABLE)
           continue;
         real = realpath (e->value, NULL);
-        if (real != NULL)
-          g_ptr_array_add (all, real);
+        if (real == NULL)
+          continue;
+        for (guint p = 0; fsg_policy_secret_pruned[p] != NULL && !inside; p++)
+          {
+            gsize pl = strlen (fsg_policy_secret_pruned[p]);
+            inside = strncmp (real, fsg_policy_secret_pruned[p], pl) == 0 &&
+                     (real[pl] == '/' || real[pl] == '\0');
+          }
+        for (guint j = 0; j < out->len && !dup; j++)
+          dup = strcmp (out->pdata[j], real) == 0;
+        if (inside && !dup)
+          g_ptr_array_add (out, g_steal_pointer (&real));
       }
-  for (guint i = 0; i < all->len; i++)
-    {
-      const char *s = all->pdata[i];
-      gboolean covered = FALSE;
-
-      for (guint j = 0; j < all->len && !covered; j++)
-        {
-          const char *t = all->pdata[j];
-          gsize tl = strlen (t);
-
-          if (i == j)
-            continue;
-          /* t contains s; of two equal scopes keep the first */
-          if (strcmp (s, t) == 0)
-            covered = j < i;
-          else if (strcmp (t, "/") == 0 || (strncmp (s, t, tl) == 0 && s[tl] == '/'))
-            covered = TRUE;
-        }
-      if (!covered)
-        g_ptr_array_add (out, g_strdup (s));
-    }
   return out;
 }
 
@@ -1579,7 +1567,8 @@ apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GE
           rule.origin_kind = e->origin_kind;
           if (!apply_rule (NULL, policy, &rule, error)) /* a deny rule: no builder needed */
             return FALSE;
-          /* the "**" after the scope does not go into package trees */
+          /* the "**" after the scope does not go into package trees, nor,
+           * from "/", into the public system trees */
           {
             FsgRuleImpl *r = policy->rules->pdata[policy->rules->len - 1];
             char **lists[] = { r->comps, r->comps_canon };
@@ -1590,7 +1579,7 @@ apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GE
                 if (strcmp (lists[v][c], "**") == 0)
                   {
                     g_free (lists[v][c]);
-                    lists[v][c] = g_strdup (FSG_COMP_PKG_STAR);
+                    lists[v][c] = g_strdup (top && c == 0 ? FSG_COMP_SYS_STAR : FSG_COMP_PKG_STAR);
                   }
           }
         }

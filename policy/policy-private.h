@@ -84,6 +84,16 @@ typedef struct
  * parsing a pattern (no component contains '/'). */
 #define FSG_COMP_PKG_STAR "/**"
 
+/* The first component of a `secret-names` rule of scope "/": like
+ * FSG_COMP_PKG_STAR, and not into the public system trees either
+ * (fsg_policy_secret_pruned(): /usr, /lib*, /bin, /sbin and the trust
+ * stores). Never produced by parsing a pattern. */
+#define FSG_COMP_SYS_STAR "//**"
+
+/* The absolute paths below which secret-names of scope "/" do not apply,
+ * NULL-terminated. */
+extern const char *const fsg_policy_secret_pruned[];
+
 /* Directories that hold installed packages (site-packages, dist-packages,
  * node_modules): public CA bundles and test keys live there, so
  * secret-names do not descend into them. */
@@ -124,6 +134,12 @@ struct _FsgNode
   FsgNode *star;           /* node entered by "**" (also by epsilon) */
   FsgNode *pkg_star;       /* node entered by FSG_COMP_PKG_STAR (also by epsilon) */
   gboolean pkg_pruned;     /* recursive, but not through package trees */
+  FsgNode *eps;            /* entered by epsilon (the FSG_COMP_SYS_STAR guard) */
+  /* Guard nodes of FSG_COMP_SYS_STAR (not recursive): a name in @guard goes
+   * to its node (NULL: nowhere, a pruned tree); any other name that is not a
+   * package tree goes to @guard_default. They carry the edges of that. */
+  GHashTable *guard;
+  FsgNode *guard_default;
   const FsgRuleImpl *root;       /* root ending here (the last one added wins) */
   const FsgRuleImpl *alias;      /* alias symlink ending here */
   const FsgRuleImpl *below_root; /* lowest-index root at or below (literal chain) */
@@ -159,6 +175,7 @@ struct _FsgPolicy
   FsgNode *top;     /* "/" */
   FsgNode *floating; /* implicitly live everywhere: patterns without '/' or
                       * starting with a "**" component */
+  FsgNode *sys_star; /* the recursive node of FSG_COMP_SYS_STAR, or NULL */
   const FsgNodeSet *root_set;
   GMutex intern_lock;
   GHashTable *interned; /* FsgNodeSet* -> same, protected by intern_lock */

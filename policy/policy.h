@@ -248,12 +248,23 @@ gboolean fsg_policy_run_private_tmp (const FsgPolicy *policy);
  * (transfer full) NULL-terminated. */
 char **fsg_policy_run_tmp_roots (const FsgPolicy *policy);
 /* With the network allowed, when @resolv_conf ("/etc/resolv.conf") is a
- * symlink whose target lies in a denied directory (/run on systemd-resolved
- * hosts): the target as the view spells it, the shallowest denied directory
- * on its way (where fsgate-run mounts a read-only tmpfs holding only that
- * file), and the host file to show there. FALSE when nothing is needed. */
+ * symlink to one of the known resolver files under /run
+ * (fsg_policy_resolver_paths: systemd-resolved, resolvconf,
+ * NetworkManager) and /run is denied by a deny-read rule "/run" alone (no
+ * other rule denies that file or a directory on its way): the target (the
+ * link resolved once, lexically), "/run" (where fsgate-run mounts a
+ * read-only tmpfs holding only that file), and the host path to open
+ * there; fsgate-run opens it with openat2(RESOLVE_NO_SYMLINKS), requires a
+ * regular file and binds that fd. FALSE when nothing is needed or
+ * allowed. */
 gboolean fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf,
                                   char **out_target, char **out_top, char **out_real);
+extern const char *const fsg_policy_resolver_paths[];
+/* The lowest-index deny-read rule that matches @path or a directory on its
+ * way, other than rules whose pattern is one of @except (NULL-terminated);
+ * NULL when none. */
+const FsgRule *fsg_policy_deny_read_other (const FsgPolicy *policy, const char *path,
+                                           const char *const *except);
 /* For a path where fsgate-run, not the policy, decides (/proc, /dev, a
  * private /tmp, the resolver directory): TRUE, with the access the command
  * gets and why. (out_why: transfer full) */

@@ -11,10 +11,10 @@
 #include <string.h>
 
 /* Secrets and host daemon sockets denied by every filesystem profile.
- * Secret file names (secret-names) are denied where secrets live: the home
- * directory, /root, /tmp and every writable root, not in the system trees,
- * whose *.pem and *.key are public trust stores (/etc/ssl/certs,
- * /usr/share/ca-certificates, certifi's cacert.pem). */
+ * Secret file names (secret-names) are denied everywhere but in the system
+ * software trees and the public trust stores (fsg_policy_secret_pruned:
+ * /usr, /lib*, /bin, /sbin, /etc/ssl/certs...), whose *.pem and *.key are
+ * public, and not in package trees (certifi's cacert.pem). */
 #define SECRETS_DENY_READ                                                        \
   "# Host daemon sockets and runtime state, credential stores of the home\n"    \
   "# directory and the host's own secrets.\n"                                   \
@@ -24,8 +24,9 @@
   "~/.netrc;~/.git-credentials;~/.pypirc;/etc/shadow;/etc/gshadow;"              \
   "/etc/ssh/ssh_host_*_key;/etc/ssl/private;/etc/kubernetes/admin.conf;"         \
   "/etc/containers/auth.json\n"                                                 \
-  "# Denied at any depth under ~, /root, /tmp and every writable root: keys,\n" \
-  "# dotenv files, shell and REPL histories, editor backups of those.\n"        \
+  "# Denied at any depth but in /usr, /lib*, /bin, /sbin, the public trust\n"  \
+  "# stores and package trees: keys, dotenv files, shell and REPL histories,\n" \
+  "# editor backups of those.\n"                                              \
   "secret-names = .env;.env.*;*.pem;*.key;id_rsa*;id_ed25519*;id_ecdsa*;"       \
   "id_dsa*;.env~;*.pem~;*.key~;.*.pem.sw?;.*.key.sw?;..env.sw?;"                 \
   ".bash_history;.zsh_history;.python_history;.psql_history;.mysql_history;"    \

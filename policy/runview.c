@@ -65,6 +65,18 @@ fsg_policy_run_tmp_roots (const FsgPolicy *policy)
   return (char **) g_ptr_array_free (out, FALSE);
 }
 
+/* Resolver files that hosts link /etc/resolv.conf to. */
+const char *const fsg_policy_resolver_paths[] = {
+  "/run/systemd/resolve/stub-resolv.conf",
+  "/run/systemd/resolve/resolv.conf",
+  "/run/resolvconf/resolv.conf",
+  "/run/NetworkManager/resolv.conf",
+  "/run/NetworkManager/no-stub-resolv.conf",
+  NULL,
+};
+
+static const char *const run_denies[] = { "/run", "/var/run/*", NULL };
+
 gboolean
 fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf, char **out_target,
                          char **out_top, char **out_real)
@@ -72,43 +84,36 @@ fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf, char 
   g_autofree char *link = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *target = NULL;
-  g_autofree char *real = NULL;
-  g_autofree char *top = NULL;
-  g_auto (GStrv) comps = NULL;
-  GString *prefix;
+  FsgPathState run;
+  gboolean known = FALSE;
   struct stat st;
 
   if (!policy->network || lstat (resolv_conf, &st) < 0 || !S_ISLNK (st.st_mode))
     return FALSE;
   if (fsg_policy_decide (policy, resolv_conf).access < FSG_ACCESS_RO)
     return FALSE;
+  /* the link, resolved once and lexically: never a chain of links */
   link = g_file_read_link (resolv_conf, NULL);
-  real = realpath (resolv_conf, NULL);
-  if (link == NULL || real == NULL || stat (real, &st) < 0 || !S_ISREG (st.st_mode))
+  if (link == NULL)
     return FALSE;
   dir = g_path_get_dirname (resolv_conf);
   target = g_canonicalize_filename (link, dir);
+  for (guint i = 0; fsg_policy_resolver_paths[i] != NULL && !known; i++)
+    known = strcmp (target, fsg_policy_resolver_paths[i]) == 0;
+  if (!known)
+    return FALSE;
   if (fsg_policy_decide (policy, target).access >= FSG_ACCESS_RO)
     return FALSE; /* the view shows it already */
-  /* the shallowest denied directory on the way: fsgate-run puts a small
-   * read-only tmpfs there holding only the resolver file */
-  comps = fsg_path_split (target);
-  prefix = g_string_new (NULL);
-  for (guint i = 0; comps[i] != NULL && comps[i + 1] != NULL && top == NULL; i++)
-    {
-      g_string_append_c (prefix, '/');
-      g_string_append (prefix, comps[i]);
-      if (fsg_policy_decide (policy, prefix->str).access == FSG_ACCESS_DENY)
-        top = g_strdup (prefix->str);
-      else if (fsg_policy_decide (policy, prefix->str).access < FSG_ACCESS_RO)
-        break; /* absent: the policy does not show it at all */
-    }
-  g_string_free (prefix, TRUE);
-  if (top == NULL)
+  /* denied by the deny of /run alone ("/run", and the profiles'
+   * "/var/run/ *", which is "/run/ *" through the /var/run link), not by a rule
+   * naming it, a directory on its way or its name */
+  run = fsg_policy_decide (policy, "/run");
+  if (run.access != FSG_ACCESS_DENY || run.rule == NULL || strcmp (run.rule->pattern, "/run") != 0 ||
+      fsg_policy_deny_read_other (policy, target, run_denies) != NULL)
     return FALSE;
+  *out_real = g_strdup (target);
   *out_target = g_steal_pointer (&target);
-  *out_top = g_steal_pointer (&top);
-  *out_real = g_steal_pointer (&real);
+  *out_top = g_strdup ("/run");
   return TRUE;
 }
 

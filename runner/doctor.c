@@ -56,9 +56,20 @@
   "leave out --no-proc-fallback to run with the container's /proc (docs/ci.md)"
 #define HINT_PROC_FALLBACK                                                           \
   "a fresh /proc cannot be mounted (the container masks parts of /proc) and the "   \
-  "container's /proc cannot be bound in either: unmask /proc (Podman: "              \
+  "container's /proc cannot be bound in (or made read-only) either: unmask /proc (Podman: "              \
   "--security-opt unmask=ALL; Docker: --security-opt systempaths=unconfined) "       \
   "(docs/ci.md)"
+#define HINT_PROC_HOST                                                               \
+  "something covers part of this /proc (a bind mount over /proc/sys or /proc/kcore, "   \
+  "systemd ProtectKernelTunables=, a container run with --pid=host or hostPID) and the " \
+  "kernel refuses a fresh /proc: remove that mount or setting, or give the container "   \
+  "its own pid namespace (docs/ci.md)"
+#define HINT_PROC_LANDLOCK                                                           \
+  "the container's /proc is only used under a Landlock domain: boot a kernel with "   \
+  "Landlock ABI 2 or later (Linux 5.19+, CONFIG_SECURITY_LANDLOCK=y, landlock in lsm=), "\
+  "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "  \
+  "container's seccomp profile, or unmask /proc (Podman: --security-opt unmask=ALL; "     \
+  "Docker: --security-opt systempaths=unconfined) (docs/ci.md)"
 #define HINT_MOUNT                                                                   \
   "mounts in a new mount namespace are refused: run the container with "           \
   "--security-opt apparmor=unconfined (docs/ci.md)"
@@ -103,7 +114,15 @@ fsg_stage_describe (FsgStage stage)
     case FSG_STAGE_CAPS: return "dropping capabilities";
     case FSG_STAGE_SECCOMP: return "loading the seccomp filter";
     case FSG_STAGE_SEND_LISTENER: return "passing the seccomp listener to the runner";
-    case FSG_STAGE_PROC_FALLBACK: return "using the container's /proc (a fresh one is refused)";
+    case FSG_STAGE_PROC_FALLBACK:
+      return "binding the container's /proc into the view and making /proc/sys and friends "
+             "read-only (a fresh /proc is refused)";
+    case FSG_STAGE_PROC_HOST:
+      return "mounting /proc in the view (a fresh one is refused, and the /proc here is not a "
+             "container's own: falling back to it would show the command every process of the host)";
+    case FSG_STAGE_PROC_LANDLOCK:
+      return "mounting /proc in the view (a fresh one is refused, and the container's /proc "
+             "needs a Landlock domain, ABI 2 or later, to refuse writes under it)";
     case FSG_STAGE_NONE:
     case FSG_STAGE_LAST:
       break;
@@ -132,9 +151,14 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_MOUNT_FUSE:
       return HINT_FUSE;
     case FSG_STAGE_MOUNT_PROC:
-      return HINT_PROC;
+      /* EPERM reaches here only with --no-proc-fallback (namespaces.c) */
+      return err == EPERM ? HINT_PROC : "please report this with the output of fsgate-run --doctor";
     case FSG_STAGE_PROC_FALLBACK:
       return HINT_PROC_FALLBACK;
+    case FSG_STAGE_PROC_HOST:
+      return HINT_PROC_HOST;
+    case FSG_STAGE_PROC_LANDLOCK:
+      return HINT_PROC_LANDLOCK;
     case FSG_STAGE_SECCOMP:
       return HINT_SECCOMP;
     case FSG_STAGE_CHDIR:
@@ -380,7 +404,8 @@ check_proc (gboolean no_fallback, char **out_line)
                                      g_strerror (probe_err), HINT_PROC_FALLBACK);
       else
         *out_line = g_strdup_printf ("FAIL  fresh /proc in a pid namespace: %s. Fix: %s",
-                                     g_strerror (probe_err), HINT_PROC);
+                                     g_strerror (probe_err),
+                                     fsg_doctor_hint_for_stage (FSG_STAGE_MOUNT_PROC, probe_err));
       return FALSE;
     }
   if (probe_proc != FSG_PROC_CONTAINER)
@@ -395,15 +420,34 @@ check_proc (gboolean no_fallback, char **out_line)
                                    HINT_PROC);
       return FALSE;
     }
+  /* what a run checks before it falls back (namespaces.c, proc.c) */
+  if (fsg_proc_fallback_pidns_ok_async_signal_safe () < 0)
+    {
+      *out_line = g_strdup_printf ("FAIL  /proc: a fresh /proc is refused here, and this /proc is "
+                                   "not a container's own (its pid namespace is the host's): runs "
+                                   "refuse to fall back to it. Fix: %s", HINT_PROC_HOST);
+      return FALSE;
+    }
   abi = fsg_landlock_abi_async_signal_safe ();
+  if (abi < 2)
+    {
+      *out_line = g_strdup_printf ("FAIL  /proc: a fresh /proc is refused here (the container masks "
+                                   "parts of /proc), and the container's /proc is only used under "
+                                   "a Landlock domain: %s. Fix: %s",
+                                   abi < 0 ? g_strerror (-abi) : "Landlock ABI 1 has no REFER right",
+                                   HINT_PROC_LANDLOCK);
+      return FALSE;
+    }
   *out_line = g_strdup_printf ("warn  /proc: a fresh /proc is refused here (the container masks "
                                "parts of /proc): runs show the command the container's /proc, "
-                               "where it can list the container's processes but not reach them "
-                               "(its own user namespace%s). For a fresh /proc: Podman "
-                               "--security-opt unmask=ALL, Docker --security-opt "
-                               "systempaths=unconfined; --no-proc-fallback refuses such runs "
-                               "(docs/ci.md)",
-                               abi > 0 ? " and a Landlock domain" : "; no Landlock here");
+                               "where it can list the container's processes and read their "
+                               "command lines, status and mount tables, but not reach their "
+                               "memory, files or signals (its own user namespace), and a "
+                               "Landlock domain (ABI %d) refuses every write under /proc. For a "
+                               "fresh /proc: Podman --security-opt unmask=ALL, Docker "
+                               "--security-opt systempaths=unconfined; --no-proc-fallback "
+                               "refuses such runs (docs/ci.md)",
+                               abi);
   return TRUE;
 }
 

@@ -11,16 +11,22 @@
  *    decides everything inside them.
  *  - /run and /sys, when the policy denies them, as empty read-only
  *    directories (a tmpfs), and with the network allowed the resolver file
- *    that /etc/resolv.conf points to when it lies in a denied directory
- *    (/run/systemd/resolve on Ubuntu), as a read-only bind of the host file.
+ *    that /etc/resolv.conf points to when it is a known resolver file under
+ *    the denied /run (/run/systemd/resolve on Ubuntu), as a read-only bind
+ *    of the host file, opened by I with openat2(RESOLVE_NO_SYMLINKS) and
+ *    bound from /proc/self/fd/N (never a path a link could redirect).
  */
 #include "config.h"
 
 #include "runner/run.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 typedef struct
 {
@@ -105,6 +111,27 @@ fsg_plan_private_tmp (GArray *steps, GPtrArray *strings, const char *view_dir,
     }
 }
 
+/* Can the resolver file @path be opened without following any symlink on
+ * the way, and is it a regular file? I checks again when it binds it
+ * (FSG_STEP_BIND_FILE), through the fd, never the path. */
+static gboolean
+resolver_openable (const char *path)
+{
+  struct open_how how = { 0 };
+  struct stat st;
+  gboolean ok;
+  int fd;
+
+  how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  fd = (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (fd < 0)
+    return FALSE;
+  ok = fstat (fd, &st) == 0 && S_ISREG (st.st_mode);
+  close (fd);
+  return ok;
+}
+
 /* Host runtime directories the policy denies (/run, /sys): fsgate-run shows
  * them as empty read-only directories, so that probes every program makes
  * (glibc's nscd socket, systemd's userdb, /sys/fs/selinux) find nothing
@@ -119,7 +146,8 @@ fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
   Plan p = { steps, strings, view_dir };
   g_autofree char *target = NULL, *top = NULL, *real = NULL;
   const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  gboolean resolver = fsg_policy_run_resolver (policy, "/etc/resolv.conf", &target, &top, &real);
+  gboolean resolver = fsg_policy_run_resolver (policy, "/etc/resolv.conf", &target, &top, &real) &&
+                      resolver_openable (real);
   gboolean resolver_placed = FALSE;
 
   for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
@@ -135,8 +163,8 @@ fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
 
           make_dirs (&p, dirs[i], parent, FSG_STAGE_MOUNT_TMP);
           step (&p, FSG_STEP_TOUCH, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, 0, NULL);
-          step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)),
-                in_view (&p, target), NULL, MS_BIND, NULL);
+          step (&p, FSG_STEP_BIND_FILE, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)),
+                in_view (&p, target), NULL, 0, NULL);
           step (&p, FSG_STEP_READONLY, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL,
                 flags, NULL);
           resolver_placed = TRUE;
@@ -153,8 +181,8 @@ fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
             flags, "mode=0755");
       make_dirs (&p, top, parent, FSG_STAGE_MOUNT_TMP);
       step (&p, FSG_STEP_TOUCH, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, 0, NULL);
-      step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)),
-            in_view (&p, target), NULL, MS_BIND, NULL);
+      step (&p, FSG_STEP_BIND_FILE, FSG_STAGE_MOUNT_TMP, keep (&p, g_strdup (real)),
+            in_view (&p, target), NULL, 0, NULL);
       step (&p, FSG_STEP_READONLY, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, target), NULL, flags,
             NULL);
       step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, NULL, in_view (&p, top), NULL,

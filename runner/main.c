@@ -17,6 +17,7 @@
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static GArray *opt_pass_fds;
@@ -85,7 +86,7 @@ main (int argc, char **argv)
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
       "Where a fresh /proc cannot be mounted (a container masks its /proc), exit 125 "
-      "instead of showing the command the container's /proc", NULL },
+      "instead of showing the command the container's /proc (writes under it refused)", NULL },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
       "Check whether this system can run sandboxed commands, and what to change", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
@@ -240,6 +241,10 @@ main (int argc, char **argv)
   if (g_getenv ("FSGATE_RUN_DEBUG") != NULL)
     ro.verbose = 2;
 
+  /* A command of the same uid must not write our /proc/PID files
+   * (oom_score_adj, clear_refs, ...: checked only against the owner),
+   * which it could reach through a container's /proc (docs/security.md). */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   status = fsg_run (&ro);
   g_array_unref (opt_pass_fds);
   return status;

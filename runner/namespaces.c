@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -352,6 +353,9 @@ exec_command (const FsgSandboxSpec *spec)
 
 /* Which /proc I mounted (FsgProcKind); C, a fork of I, reads it. */
 static int proc_kind;
+/* fsg_proc_fallback_pidns_ok_async_signal_safe() in S's pid namespace,
+ * before the sandbox's; I, a fork of S, reads it. */
+static int proc_pidns_err = -EPERM;
 
 static G_GNUC_NORETURN void
 command_main (const FsgSandboxSpec *spec, int pty_slave)
@@ -377,12 +381,17 @@ command_main (const FsgSandboxSpec *spec, int pty_slave)
     fail (spec, FSG_STAGE_CLOSE_FDS, errno);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     fail (spec, FSG_STAGE_NNP, errno);
-  /* The container's /proc lists processes outside the sandbox; the user
-   * namespace keeps them out of reach, a Landlock domain (where the kernel
-   * has Landlock) is a second layer (proc.c). */
-  if (proc_kind == FSG_PROC_CONTAINER && fsg_landlock_abi_async_signal_safe () > 0
-      && (r = fsg_landlock_confine_async_signal_safe ()) < 0)
-    fail (spec, FSG_STAGE_PROC_FALLBACK, -r);
+  /* The container's /proc lists processes outside the sandbox: the user
+   * namespace keeps their memory, files and signals out of reach, the
+   * Landlock domain every write under /proc (proc.c). No domain, no run. */
+  if (proc_kind == FSG_PROC_CONTAINER)
+    {
+      FsgCtlMsg msg = { FSG_MSG_LANDLOCK, 0, 0, 1 };
+
+      if ((r = fsg_landlock_confine_async_signal_safe ()) < 0)
+        fail (spec, FSG_STAGE_PROC_LANDLOCK, -r);
+      fsg_ctl_send (spec->ctl_fd, &msg, -1);
+    }
   if (setrlimit (RLIMIT_CORE, &no_core) < 0)
     fail (spec, FSG_STAGE_RLIMIT, errno);
   if ((r = close_fds_except (spec, spec->ctl_fd)) < 0)
@@ -445,6 +454,45 @@ host_flags_step (const FsgMountStep *s)
   return mount (NULL, s->target, NULL, MS_REMOUNT | MS_BIND | flags, NULL);
 }
 
+/* FSG_STEP_BIND_FILE: no symlink followed anywhere on the source's path,
+ * a regular file, bound through its fd (opened here, in the sandbox's mount
+ * namespace: a bind needs a mount of this namespace). */
+static int
+bind_file_step (const FsgMountStep *s)
+{
+  struct open_how how = { 0 };
+  struct stat st;
+  char proc[32] = "/proc/self/fd/";
+  char digits[16];
+  int fd, r, errsv, n = 0;
+  unsigned int v;
+  size_t len = strlen (proc);
+
+  how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  fd = (int) syscall (SYS_openat2, AT_FDCWD, s->source, &how, sizeof how);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      errno = EINVAL;
+      return -1;
+    }
+  v = (unsigned int) fd;
+  do
+    digits[n++] = (char) ('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    proc[len++] = digits[--n];
+  proc[len] = '\0';
+  r = mount (proc, s->target, NULL, MS_BIND, NULL);
+  errsv = errno;
+  close (fd);
+  errno = errsv;
+  return r;
+}
+
 /* The view's /proc: a fresh procfs, or, where the kernel refuses one (EPERM:
  * the container masks parts of its /proc) and the run allows it, the
  * container's own (proc.c). R is told which. Returns 0, or -1 with errno. */
@@ -456,8 +504,16 @@ mount_proc (const FsgSandboxSpec *spec, const FsgMountStep *s)
 
   if (mount (s->source, s->target, s->fstype, s->flags, s->data) < 0)
     {
+      int abi;
+
       if (errno != EPERM || !spec->proc_fallback_ok)
         return -1;
+      /* Only a container's /proc, and only with Landlock to refuse writes
+       * under it (proc.c): otherwise stop here (fail closed). */
+      if (proc_pidns_err < 0)
+        fail (spec, FSG_STAGE_PROC_HOST, -proc_pidns_err);
+      if ((abi = fsg_landlock_abi_async_signal_safe ()) < 2)
+        fail (spec, FSG_STAGE_PROC_LANDLOCK, abi < 0 ? -abi : EOPNOTSUPP);
       if ((r = fsg_proc_bind_container_async_signal_safe (s->target)) < 0)
         fail (spec, FSG_STAGE_PROC_FALLBACK, -r);
       msg.value = FSG_PROC_CONTAINER;
@@ -505,6 +561,9 @@ run_steps (const FsgSandboxSpec *spec)
         case FSG_STEP_HOST_FLAGS:
           r = host_flags_step (s);
           break;
+        case FSG_STEP_BIND_FILE:
+          r = bind_file_step (s);
+          break;
         case FSG_STEP_READONLY:
           r = mount (s->target, s->target, NULL, MS_BIND | MS_REC, NULL);
           if (r < 0 && errno == ENOENT)
@@ -514,7 +573,8 @@ run_steps (const FsgSandboxSpec *spec)
           break;
         }
       if (r < 0)
-        fail (spec, s->stage, errno);
+        fail (spec, proc_kind == FSG_PROC_CONTAINER && s->stage == FSG_STAGE_MOUNT_PROC
+                      ? FSG_STAGE_PROC_FALLBACK : s->stage, errno);
     }
 }
 
@@ -630,6 +690,9 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
 
   die_with_parent (spec, spec->runner_pid);
   prctl (PR_SET_NAME, "fsgate-setup", 0, 0, 0);
+  /* R is not dumpable, so neither are we: the id maps need our /proc/PID
+   * owned by the uid until they are written (then we drop it again). */
+  prctl (PR_SET_DUMPABLE, 1, 0, 0, 0);
   for (gsize i = 0; i < G_N_ELEMENTS (spec->close_in_sandbox); i++)
     if (spec->close_in_sandbox[i] >= 0)
       close (spec->close_in_sandbox[i]);
@@ -646,6 +709,9 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
         || (r = fsg_write_file_async_signal_safe (FSG_PROC_SELF "gid_map", spec->gid_map)) < 0)
       fail (spec, FSG_STAGE_WAIT_MAPS, -r);
   }
+  /* Maps written: from now on, nothing of S (its /proc/PID files, the
+   * owner-only ones like oom_score_adj included) belongs to the uid. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
 
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     fail (spec, FSG_STAGE_MAKE_PRIVATE, errno);
@@ -678,6 +744,7 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
 
   wait_for (spec, FSG_MSG_GO, FSG_STAGE_WAIT_GO);
 
+  proc_pidns_err = fsg_proc_fallback_pidns_ok_async_signal_safe ();
   if (unshare (CLONE_NEWPID) < 0)
     fail (spec, FSG_STAGE_UNSHARE_PID, errno);
   /* I is pid 1 of its namespace, so getppid() cannot tell it that S died

@@ -2,9 +2,9 @@
  *
  * Captured output: per-stream capping that keeps the head and the tail
  * with a marker saying how much was dropped in between, the aggregate of
- * both streams
- * (1/3 stdout, 2/3 stderr, unused share given to the other stream) and
- * UTF-8 repair for the JSON report.
+ * both streams (1/3 stdout, 2/3 stderr, unused share given to the other
+ * stream; head and tail of each, with a marker at each cut) and UTF-8
+ * repair for the JSON report.
  */
 #include "config.h"
 
@@ -90,19 +90,38 @@ fsg_capture_finish (FsgCapture *capture)
   g_byte_array_set_size (capture->tail, 0);
 }
 
-/* @take bytes of @from: all of it, or its first and last halves. */
+/* @take bytes of @from (the captured text of stream @name): all of it, or
+ * its first and last part with a marker line between them naming the bytes
+ * cut out there; the marker counts against @take when it fits. */
 static void
-append_ends (GByteArray *to, const GByteArray *from, guint64 take)
+append_ends (GByteArray *to, const GByteArray *from, guint64 take, const char *name)
 {
-  guint64 head = take - take / 2;
+  g_autofree char *marker = NULL;
+  guint64 budget = take, cut = 0;
 
   if (take >= from->len)
     {
       g_byte_array_append (to, from->data, from->len);
       return;
     }
-  g_byte_array_append (to, from->data, (guint) head);
-  g_byte_array_append (to, from->data + from->len - take / 2, (guint) (take / 2));
+  /* the marker's length depends on the count, which depends on the length */
+  for (int i = 0; i < 3; i++)
+    {
+      g_free (marker);
+      cut = from->len - budget;
+      marker = g_strdup_printf ("\n[fsgate-run: %" G_GUINT64_FORMAT " bytes of %s dropped here "
+                                "(aggregated_output)]\n", cut, name);
+      budget = take > strlen (marker) ? take - strlen (marker) : 0;
+    }
+  if (from->len - budget != cut)
+    {
+      g_free (marker);
+      marker = g_strdup_printf ("\n[fsgate-run: %" G_GUINT64_FORMAT " bytes of %s dropped here "
+                                "(aggregated_output)]\n", from->len - budget, name);
+    }
+  g_byte_array_append (to, from->data, (guint) (budget - budget / 2));
+  g_byte_array_append (to, (const guint8 *) marker, strlen (marker));
+  g_byte_array_append (to, from->data + from->len - budget / 2, (guint) (budget / 2));
 }
 
 GByteArray *
@@ -124,8 +143,8 @@ fsg_capture_aggregate (const FsgCapture *out, const FsgCapture *err, guint64 cap
       remaining = cap - want_out - err_take;
       out_take = want_out + MIN (remaining, lo - want_out);
     }
-  append_ends (agg, out->data, out_take);
-  append_ends (agg, err->data, err_take);
+  append_ends (agg, out->data, out_take, "stdout");
+  append_ends (agg, err->data, err_take, "stderr");
   return agg;
 }
 

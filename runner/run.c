@@ -103,6 +103,7 @@ typedef struct
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
+  gboolean landlock;     /* the command is in the fallback's Landlock domain */
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
   GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
@@ -369,6 +370,8 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   stubs[n_stubs] = NULL;
   fo.stub_dirs = stubs;
   fo.debug = run->opts->verbose > 1;
+  fo.uid_map = run->spec.uid_map; /* which owners the kernel lets the sandbox write */
+  fo.gid_map = run->spec.gid_map;
 
   fs = fsg_fs_new (run->policy, &fo, &error);
   if (fs == NULL || !fsg_fs_take_fuse_fd (fs, fuse_fd, &error) || !fsg_fs_start (fs, &error))
@@ -662,19 +665,25 @@ sync_winsize (FsgRun *run)
  * raw: complete lines go to the command, and an end-of-file (a VEOF the
  * line discipline holds as a 0 byte, which raw mode would hand over as a
  * stray NUL: the "^@" under `script` with no input) becomes the inner
- * terminal's own VEOF, as the command would have seen it natively. */
+ * terminal's own VEOF, as the command would have seen it natively. Read
+ * only while poll() says a read will not block: the shared file
+ * description of stdin is never made O_NONBLOCK (a signal in between would
+ * leave the shell's terminal so). */
 static void
 drain_canonical_input (FsgRun *run)
 {
-  int fl = fcntl (0, F_GETFL);
   guint8 buf[4096];
 
-  if (!(run->saved_tio.c_lflag & ICANON) || fl < 0 || fcntl (0, F_SETFL, fl | O_NONBLOCK) < 0)
+  if (!(run->saved_tio.c_lflag & ICANON))
     return;
   for (int i = 0; i < 64; i++)
     {
-      long n = FSG_RETRY (read (0, buf, sizeof buf));
+      struct pollfd pfd = { .fd = 0, .events = POLLIN };
+      long n;
 
+      if (FSG_RETRY (poll (&pfd, 1, 0)) != 1 || !(pfd.revents & POLLIN))
+        break;
+      n = FSG_RETRY (read (0, buf, sizeof buf));
       if (n > 0)
         g_byte_array_append (run->to_pty, buf, n);
       else if (n == 0)
@@ -687,7 +696,40 @@ drain_canonical_input (FsgRun *run)
       else
         break;
     }
-  fcntl (0, F_SETFL, fl);
+}
+
+/* The drained lines were echoed by the outer terminal already: hand them
+ * to the inner one with its echo off, and turn echo back on once its line
+ * discipline has taken them (a line is readable on the slave side), unless
+ * the command changed the settings meanwhile. */
+static void
+pass_drained_input (FsgRun *run)
+{
+  struct termios quiet = run->saved_tio, now;
+  struct pollfd pfd = { .fd = -1, .events = POLLIN };
+  long n;
+
+  if (run->to_pty->len == 0 || !(run->saved_tio.c_lflag & ECHO))
+    return;
+  quiet.c_lflag &= ~(tcflag_t) (ECHO | ECHONL);
+  pfd.fd = ioctl (run->pty_master, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (pfd.fd < 0 || tcsetattr (run->pty_master, TCSANOW, &quiet) < 0)
+    {
+      if (pfd.fd >= 0)
+        close (pfd.fd);
+      return;
+    }
+  n = FSG_RETRY (write (run->pty_master, run->to_pty->data, run->to_pty->len));
+  if (n > 0)
+    g_byte_array_remove_range (run->to_pty, 0, (guint) n);
+  if (n > 0)
+    FSG_RETRY (poll (&pfd, 1, 5000));
+  close (pfd.fd);
+  if (tcgetattr (run->pty_master, &now) == 0 && now.c_lflag == quiet.c_lflag)
+    {
+      now.c_lflag = run->saved_tio.c_lflag;
+      tcsetattr (run->pty_master, TCSANOW, &now);
+    }
 }
 
 static void
@@ -701,6 +743,7 @@ setup_pty (FsgRun *run, int master)
 
       tcsetattr (master, TCSANOW, &run->saved_tio);
       drain_canonical_input (run);
+      pass_drained_input (run);
       cfmakeraw (&raw);
       if (tcsetattr (0, TCSANOW, &raw) == 0)
         run->tio_saved = TRUE;
@@ -973,6 +1016,9 @@ handle_ctl (FsgRun *run)
       break;
     case FSG_MSG_NO_LISTENER:
       run->notify_unavailable = TRUE;
+      break;
+    case FSG_MSG_LANDLOCK:
+      run->landlock = TRUE;
       break;
     case FSG_MSG_PROC:
       run->proc_kind = msg.value;
@@ -1459,6 +1505,8 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
     json_builder_add_string_value (b, fsg_proc_kind_name (run->proc_kind));
   else
     json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "landlock");
+  json_builder_add_boolean_value (b, run->landlock);
   json_builder_set_member_name (b, "policy");
   add_policy_summary (b, run->policy);
   if (run->capturing)

@@ -131,6 +131,8 @@ typedef enum
   FSG_STAGE_SECCOMP,
   FSG_STAGE_SEND_LISTENER,
   FSG_STAGE_PROC_FALLBACK,
+  FSG_STAGE_PROC_HOST,     /* fallback refused: /proc is not a container's */
+  FSG_STAGE_PROC_LANDLOCK, /* fallback refused: no usable Landlock */
   FSG_STAGE_LAST
 } FsgStage;
 
@@ -180,6 +182,7 @@ typedef enum
   FSG_MSG_EXEC_ERROR,    /* C -> R: err of the last execve */
   FSG_MSG_STATUS,        /* I -> R: value = wait status of C */
   FSG_MSG_PROC,          /* I -> R: value = FsgProcKind of the view's /proc */
+  FSG_MSG_LANDLOCK,      /* C -> R: the command is in the fallback's Landlock domain */
 } FsgMsgType;
 
 /* Which /proc the command got (proc.c, docs/security.md "The /proc
@@ -202,19 +205,32 @@ const char *fsg_proc_kind_name (FsgProcKind kind);
 #define FSG_PROC_FALLBACK_WARNING                                                        \
   "warning: a fresh /proc cannot be mounted here (the container masks parts of "        \
   "/proc); the command sees the container's /proc: it can list the container's "         \
-  "processes but not read their memory, environment, files or roots, nor signal them "  \
+  "processes and read their command lines, status and mount tables, but not their "    \
+  "memory, environment, files or roots, nor signal them; a Landlock domain refuses "    \
+  "every write under /proc, the command's own /proc/self included "                    \
   "(docs/ci.md; --no-proc-fallback refuses to run instead)"
+/* The inode of the initial pid namespace (PROC_PID_INIT_INO). */
+#define FSG_PROC_PID_INIT_INO 0xEFFFFFFCU
 /* Landlock ABI version (>= 1) or -errno: the fallback needs it. Async-signal-safe. */
 int fsg_landlock_abi_async_signal_safe (void);
-/* Confine the calling process and its future children to a Landlock domain
- * that restricts no file access the command has (only block/char device
- * creation, which it cannot do anyway): the domain's point is Landlock's
- * ptrace scoping, which denies ptrace and /proc/PID/{mem,environ,fd,root,cwd,
- * ...} on every process outside the domain. Needs NO_NEW_PRIVS. Returns 0 or
- * -errno. Async-signal-safe. */
+/* Confine the calling process and its future children to the fallback's
+ * Landlock domain: file writes and truncation are allowed beneath every
+ * top-level entry of "/" that exists now except /proc, so every write
+ * under /proc is refused (other processes' oom_score_adj, clear_refs, ...
+ * are checked only against their owner's uid); rename and link across
+ * directories stay possible (REFER on "/"). Landlock's ptrace scoping also
+ * denies ptrace and /proc/PID/{mem,environ,fd,root,...} of every process
+ * outside the domain. Needs NO_NEW_PRIVS and Landlock ABI >= 2 (else
+ * -EOPNOTSUPP). Call after pivot_root. Returns 0 or -errno.
+ * Async-signal-safe. */
 int fsg_landlock_confine_async_signal_safe (void);
+/* 0 if the container's /proc may be bound in: the caller's pid namespace
+ * is not the initial one and /proc is a procfs of that namespace; -EPERM
+ * if not, other -errno if that cannot be told. Async-signal-safe. */
+int fsg_proc_fallback_pidns_ok_async_signal_safe (void);
 /* Bind the container's /proc at @target (recursively: the runtime's masks
- * come along), nosuid, nodev, noexec. Returns 0 or -errno. Async-signal-safe. */
+ * come along), nosuid, nodev, noexec; -EINVAL if /proc is not the root of
+ * a procfs. Returns 0 or -errno. Async-signal-safe. */
 int fsg_proc_bind_container_async_signal_safe (const char *target);
 
 typedef struct
@@ -235,6 +251,8 @@ typedef enum
   FSG_STEP_READONLY, /* bind target on itself read-only (+ flags); skipped if missing */
   FSG_STEP_HOST_FLAGS, /* bind target on itself with exactly flags of noexec/nosymfollow;
                         * skipped if the view does not show it */
+  FSG_STEP_BIND_FILE, /* bind the regular file source (opened with openat2
+                       * RESOLVE_NO_SYMLINKS, bound from /proc/self/fd/N) */
 } FsgStepKind;
 
 typedef struct

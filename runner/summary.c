@@ -6,9 +6,10 @@
  * which rule, and where the full list is: the exact version of guessing
  * "sandbox denied" from keywords in the output.
  *
- *   fsgate-run: 3 denials:
+ *   fsgate-run: 3 accesses denied by the sandbox:
  *     open /home/ann/.ssh/id_rsa: deny-read /home/ann/.ssh (profile workspace-write) [cat]
  *     socket AF_INET: network denied (network = false / --no-net) [curl] (x2)
+ *     ... and 7 more; rerun with --json FILE to list them all
  */
 #include "config.h"
 
@@ -29,20 +30,37 @@ member (JsonObject *o, const char *name)
            : NULL;
 }
 
-/* One line without control characters (paths and command names come from
- * the sandboxed command). (transfer full) */
+#define SUMMARY_MAX_CHARS 300
+
+/* One line that cannot drive the terminal (paths and command names come
+ * from the sandboxed command): invalid UTF-8 repaired, every control (C0,
+ * DEL, C1 such as U+009B CSI) and format code point (U+202E and the other
+ * bidi overrides, zero-width ones) and line separators shown as '?', and
+ * at most SUMMARY_MAX_CHARS characters, cut on a character boundary.
+ * (transfer full) */
 static char *
 clean (const char *text)
 {
   g_autofree char *valid = g_utf8_make_valid (text, -1);
   GString *s = g_string_new (NULL);
+  glong n = 0;
 
-  for (const char *p = valid; *p; p++)
-    g_string_append_c (s, (guchar) *p < 0x20 || *p == 0x7f ? '?' : *p);
-  if (s->len > 300)
+  for (const char *p = valid; *p; p = g_utf8_next_char (p))
     {
-      g_string_truncate (s, 297);
-      g_string_append (s, "...");
+      gunichar c = g_utf8_get_char (p);
+      GUnicodeType t = g_unichar_type (c);
+
+      if (n == SUMMARY_MAX_CHARS - 3 && g_utf8_strlen (p, -1) > 3)
+        {
+          g_string_append (s, "...");
+          break;
+        }
+      if (t == G_UNICODE_CONTROL || t == G_UNICODE_FORMAT || t == G_UNICODE_LINE_SEPARATOR ||
+          t == G_UNICODE_PARAGRAPH_SEPARATOR)
+        g_string_append_c (s, '?');
+      else
+        g_string_append_unichar (s, c);
+      n++;
     }
   return g_string_free (s, FALSE);
 }

@@ -63,6 +63,7 @@ if ! podman image exists "$image"; then
     tmp=$(mktemp --suffix=.tar "$cache/.debian-$key.XXXXXX")
     work=$(mktemp -d "$cache/.mmdebstrap.XXXXXX")
     trap 'rm -f "$tmp"; rm -rf --one-file-system "$work"' EXIT
+    trap 'exit 1' INT TERM HUP # the EXIT trap removes the partial build then too
     rm -f "$tmp" # mmdebstrap writes the tar itself (the format from the name)
     echo "image.sh: building $tar from $mirror ($suite, $packages)" >&2
     # In a mount namespace of its own, so that nothing it mounts in its
@@ -80,4 +81,19 @@ if ! podman image exists "$image"; then
   fi
   podman import --quiet "$tar" "$image" >/dev/null
 fi
+
+# Keep only the current key (each is about 270 MB): older tars, their
+# rootless storage (test-container.sh) and their images; leftovers of
+# interrupted builds whose builder is gone (we hold the lock).
+for f in "$cache"/debian-*.tar "$cache"/rootless-* "$cache"/.debian-*.tar "$cache"/.mmdebstrap.*; do
+  [ -e "$f" ] || continue
+  case $f in
+    "$tar" | "$cache/rootless-$key") continue ;;
+  esac
+  rm -rf --one-file-system "$f"
+done
+for old in $(podman images --format '{{.Repository}}:{{.Tag}}' 2>/dev/null \
+               | grep '^localhost/fsgate-test-debian:' | grep -vxF "$image" || true); do
+  podman rmi --force "$old" >/dev/null 2>&1 || true
+done
 echo "$image"

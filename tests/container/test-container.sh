@@ -47,6 +47,10 @@ _cleanup () {
   local ids
   ids=$(podman ps -aq --filter "label=$TAG" 2>/dev/null)
   [ -n "$ids" ] && podman rm -f $ids >/dev/null 2>&1
+  # rootless Podman's containers, in nobody's storage
+  if [ -n "${RLHOME:-}" ] && [ -d "$RLHOME" ] && declare -F rl >/dev/null; then
+    rl podman rm -af --filter "label=$TAG" >/dev/null 2>&1
+  fi
   # rootless Podman's pause process, which keeps its user namespace
   if [ -n "${RLRUN:-}" ] && [ -s "$RLRUN/libpod/tmp/pause.pid" ]; then
     kill -KILL "$(cat "$RLRUN/libpod/tmp/pause.pid")" 2>/dev/null
@@ -280,6 +284,41 @@ is "container's /proc: positive control, the same reads work outside the sandbox
 is "container's /proc: the command lists the process but cannot reach it" \
   "$(printf '%s\n' "$out" | tail -n +2 | tr '\n' ' ')" \
   "listed 0 environ refused root refused cwd refused mem refused no signal "
+
+# Writes: oom_score_adj, clear_refs and friends are checked only against the
+# owner's uid, so the Landlock domain must refuse them (and every write under
+# /proc); the mount table of a container process stays readable (documented).
+# Positive control: the same writes from the container's shell.
+out=$(prun --device /dev/fuse -- sh -c '
+  sleep 1000 & sp=$!
+  until [ "$(cat /proc/$sp/comm 2>/dev/null)" = sleep ]; do :; done
+  printf outside
+  for f in oom_adj:8 oom_score_adj:500 autogroup:5 coredump_filter:0x33 clear_refs:1 sched:0; do
+    { echo ${f#*:} > /proc/$sp/${f%%:*}; } 2>/dev/null && printf " %s" ${f%%:*}
+  done; echo
+  "$0" --json "$1/r-writes.json" -- sh -c "
+    printf inside
+    for f in oom_adj:9 oom_score_adj:600 autogroup:6 coredump_filter:0x23 clear_refs:1 sched:0; do
+      { echo \${f#*:} > /proc/$sp/\${f%%:*}; } 2>/dev/null && printf \" %s\" \${f%%:*}
+    done
+    n=0; for p in \$(ls /proc | grep -E \"^[0-9]+\$\"); do { echo 900 > /proc/\$p/oom_score_adj; } 2>/dev/null && n=\$((n+1)); done
+    echo \" any=\$n\""
+  echo "after $(cat /proc/$sp/oom_score_adj)"
+  kill $sp' "$FSGATE_RUN" "$TESTDIR" 2>/dev/null)
+is "container's /proc writes: positive control, they work from the container's shell" \
+  "$(printf '%s\n' "$out" | head -n 1)" "outside oom_adj oom_score_adj autogroup coredump_filter clear_refs sched"
+is "container's /proc writes: the command can write none, to no process" \
+  "$(printf '%s\n' "$out" | sed -n 2p)" "inside any=0"
+is "... the outside process keeps its value" "$(printf '%s\n' "$out" | sed -n 3p)" "after 500"
+is "... the report says proc = container, landlock = true" \
+  "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["proc"], d["landlock"])' "$TESTDIR/r-writes.json")" \
+  "container True"
+
+# No Landlock, no fallback: a seccomp profile refusing landlock_create_ruleset.
+out=$(prun --device /dev/fuse --security-opt "seccomp=$HERE/no-landlock-seccomp.json" \
+  -- "$FSGATE_RUN" -- true 2>&1); rc=$?
+expect_fail "--device /dev/fuse with a seccomp profile refusing Landlock" "landlock_create_ruleset"
+check "... and says the fallback needs Landlock" grep -q "needs a Landlock domain" <<<"$out"
 
 # ---- Rootless Podman ----------------------------------------------------------
 

@@ -139,6 +139,57 @@ check('bob stats d/y (0711 dir)', BOB, lambda: os.stat(P('d/y')).st_size)
 check('bob lists d (0711)', BOB, lambda: ','.join(sorted(os.listdir(P('d')))))
 check('bob unlinks d/y (0711 dir)', BOB, lambda: os.unlink(P('d/y')))
 
+# --- a directory of alice's whose group is not hers (in an unprivileged
+# sandbox the group is unmapped) ---
+os.mkdir(P('gd'), 0o755)
+os.chown(P('gd'), ALICE, 0)
+out.append('gd: ' + attrs('gd'))
+check('alice creates gd/f (her dir, group root)', ALICE, write('gd/f'))
+check('alice mkdir gd/sub', ALICE, lambda: os.mkdir(P('gd/sub'), 0o755))
+check('alice renames gd/f to gd/g', ALICE, lambda: os.rename(P('gd/f'), P('gd/g')))
+check('alice unlinks gd/g', ALICE, lambda: os.unlink(P('gd/g')))
+check('bob creates gd/b', BOB, write('gd/b'))
+
+# --- write-only files: the writeback cache would read the pages of a file
+# opened write-only, the host refuses reads of a mode 0200 file ---
+check('alice creates wo (0200)', ALICE, write('wo', b'12345', mode=0o200))
+out.append('wo: ' + attrs('wo'))
+check('alice writes wo (0200, existing)', ALICE, write('wo', b'ab', flags=os.O_WRONLY))
+check('alice appends to wo (0200)', ALICE, write('wo', b'cd', flags=os.O_WRONLY | os.O_APPEND))
+check('alice reads wo (0200)', ALICE, read('wo'))
+check('root reads wo', 0, read('wo'))
+check('alice truncates wo (0200)', ALICE, lambda: (os.truncate(P('wo'), 3), os.stat(P('wo')).st_size)[1])
+
+# --- execute permission ---
+with open('/bin/true', 'rb') as src, open(P('exe'), 'wb') as dst:
+    dst.write(src.read())
+os.chown(P('exe'), ALICE, ALICE)
+
+
+def run(rel):
+    def fn():
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.execv(P(rel), [rel])
+            except OSError as e:
+                os._exit(100 + e.errno)
+        return 'exit=%d' % os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return fn
+
+
+for m in (0o711, 0o744, 0o700):
+    os.chmod(P('exe'), m)
+    check('alice runs exe (%04o)' % m, ALICE, run('exe'))
+    check('bob runs exe (%04o)' % m, BOB, run('exe'))
+
+# --- access(2): what each uid may do with a file and directories ---
+for who, uid in (('root', 0), ('alice', ALICE), ('bob', BOB), ('carol', CAROL)):
+    for rel in ('a', 'd', 'sticky', 'wo', 'exe', 'gd'):
+        check('%s access %s' % (who, rel), uid, lambda: ''.join(
+            c if os.access(P(rel), m) else '-'
+            for c, m in (('f', os.F_OK), ('r', os.R_OK), ('w', os.W_OK), ('x', os.X_OK))))
+
 # --- sticky directory ---
 check('alice creates sticky/f', ALICE, write('sticky/f'))
 check('bob unlinks sticky/f', BOB, lambda: os.unlink(P('sticky/f')))

@@ -7,10 +7,12 @@
 # write/truncate/chown, link counts and protected_hardlinks, rename over an
 # existing file, timestamps, chmod/chown/utime by a non-owner, truncate
 # permission, trusted.*/security.capability) run as several uids on a tmpfs
-# directory and through a root fsgate mount (allow_other,
-# default_permissions) of another directory of the same tmpfs. Every line
-# must be identical, except the deliberate one: a set-id bit cannot be made
-# through the view.
+# directory and through a root fsgate mount (allow_other) of another
+# directory of the same tmpfs, twice: with default_permissions (the kernel
+# checks) and with --host-checks (the daemon acts with each caller's
+# credentials and the host checks, as under fsgate-run). Every line must be
+# identical, except the deliberate one: a set-id bit cannot be made through
+# the view.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TMPDIR=${FSGATE_POSIX_TMPDIR:-/var/tmp}
@@ -39,30 +41,44 @@ mkdir "$T/native" "$T/view"
 python3 "$CHECKS" "$T/native" > "$TESTDIR/native.txt" 2> "$TESTDIR/native.err"
 is "checks run natively" "$?:$(cat "$TESTDIR/native.err")" "0:"
 
-"$FSGATE" mount --profile none --rw "$T/view" --xattr -f "$TESTDIR/mnt" 2> "$TESTDIR/daemon.err" &
-DAEMON=$!
-track $DAEMON
-for _ in $(seq 200); do
-    grep -q " $TESTDIR/mnt " /proc/self/mountinfo && break
-    sleep 0.05
-done
-python3 "$CHECKS" "$TESTDIR/mnt$T/view" "$T/view" > "$TESTDIR/view.txt" 2> "$TESTDIR/view.err"
-is "checks run through the view" "$?:$(cat "$TESTDIR/view.err")" "0:"
-
 mapfile -t native < "$TESTDIR/native.txt"
-mapfile -t view < "$TESTDIR/view.txt"
-is "same number of results" "${#view[@]}" "${#native[@]}"
-for i in "${!native[@]}"; do
-    n=${native[$i]} v=${view[$i]:-}
-    case $n in
-    DIVERGE*)
-        is "view strips a set-id bit made by chmod (host: ${n##*: })" \
-            "${v##*: }" "$(echo "${n##*: }" | sed 's/mode=4/mode=0/')"
-        ;;
-    *)
-        is "${n%%: *}: ${n#*: }" "$v" "$n"
-        ;;
-    esac
+
+# Two ways the view can check permissions: the kernel against the attributes
+# it shows (default_permissions, what `fsgate mount` does by default) and
+# the host with each caller's credentials (--host-checks, what fsgate-run
+# does).
+for mode in default-permissions host-checks; do
+    opts=()
+    [ $mode = host-checks ] && opts=(--host-checks)
+    rm -rf "$T/view"
+    mkdir "$T/view"
+    "$FSGATE" mount --profile none --rw "$T/view" --xattr "${opts[@]}" -f "$TESTDIR/mnt" 2> "$TESTDIR/daemon.err" &
+    DAEMON=$!
+    track $DAEMON
+    for _ in $(seq 200); do
+        grep -q " $TESTDIR/mnt " /proc/self/mountinfo && break
+        sleep 0.05
+    done
+    python3 "$CHECKS" "$TESTDIR/mnt$T/view" "$T/view" > "$TESTDIR/view.txt" 2> "$TESTDIR/view.err"
+    is "$mode: checks run through the view" "$?:$(cat "$TESTDIR/view.err")" "0:"
+
+    mapfile -t view < "$TESTDIR/view.txt"
+    is "$mode: same number of results" "${#view[@]}" "${#native[@]}"
+    for i in "${!native[@]}"; do
+        n=${native[$i]} v=${view[$i]:-}
+        case $n in
+        DIVERGE*)
+            is "$mode: view strips a set-id bit made by chmod (host: ${n##*: })" \
+                "${v##*: }" "$(echo "${n##*: }" | sed 's/mode=4/mode=0/')"
+            ;;
+        *)
+            is "$mode: ${n%%: *}: ${n#*: }" "$v" "$n"
+            ;;
+        esac
+    done
+    umount "$TESTDIR/mnt"
+    wait $DAEMON
+    DAEMON=
 done
 
 done_testing

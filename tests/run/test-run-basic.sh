@@ -131,6 +131,29 @@ is "aggregate keeps 1/3 stdout and 2/3 stderr, each with its tail" \
 run_fsg --capture --output-cap 1000 --json "$TESTDIR/c2.json" -- \
   sh -c 'head -c 100 /dev/zero | tr "\0" o; head -c 5000 /dev/zero | tr "\0" e >&2' >/dev/null 2>&1
 is "unused stdout share goes to stderr" "$(json_get "$TESTDIR/c2.json" '(r["aggregated_output"][:100], len(r["aggregated_output"]))')" "('$(printf 'o%.0s' $(seq 100))', 1000)"
+# each cut in the aggregate is marked, for both streams (the stream's own marker may be cut out)
+run_fsg --capture --output-cap 300 --json "$TESTDIR/c4.json" -- \
+  sh -c 'for i in $(seq 200); do echo out$i; echo err$i >&2; done' >/dev/null 2>&1
+is "aggregate: a marker at the cut of stdout and of stderr, in order, each naming the bytes" \
+  "$(json_get "$TESTDIR/c4.json" '[__import__("re").sub(r"\d+", "N", l) for l in r["aggregated_output"].splitlines() if "(aggregated_output)]" in l]')" \
+  "['[fsgate-run: N bytes of stdout dropped here (aggregated_output)]', '[fsgate-run: N bytes of stderr dropped here (aggregated_output)]']"
+is "... each part is the head and tail of that stream's captured text, the counts add up, <= cap" \
+  "$(python3 - "$TESTDIR/c4.json" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+a = r["aggregated_output"]
+pat = r"\n\[fsgate-run: (\d+) bytes of %s dropped here \(aggregated_output\)\]\n"
+m1 = re.search(pat % "stdout", a)
+m2 = re.search(pat % "stderr", a)
+cut = a.index("err1\n", m1.end())
+res = [len(a) <= 300]
+for m, lo, hi, name in ((m1, 0, cut, "stdout"), (m2, cut, len(a), "stderr")):
+    head, tail, text = a[lo:m.start()], a[m.end():hi], r[name]
+    res.append(text.startswith(head) and text.endswith(tail) and len(tail) > 0
+               and len(head) + len(tail) + int(m.group(1)) == len(text))
+print(res)
+PY
+)" "[True, True, True]"
 run_fsg --capture -- true 2>/dev/null; is "--capture without --json is a usage error" "$?" "2"
 run_fsg --capture --json "$TESTDIR/c3.json" -- sh -c 'printf "a\377\376b\n"' >/dev/null
 is "invalid UTF-8 is replaced" "$(json_get "$TESTDIR/c3.json" 'r["stdout"]')" "a��b"

@@ -35,6 +35,52 @@ out=$(run_fsg --rw "$OTHER" -- sh -c "cat '$OTHER/file'; echo x > /tmp/y && echo
 is "a --rw root below /tmp is shown on top of the private /tmp" "$out" "host-file
 tmp-ok"
 
+# --- secret names everywhere but the public system trees -------------------------------------
+# Another user's home, a service's keys under /var/lib, and `sudo fsgate-run` from a project in
+# one's home (HOME=/root): denied, each read natively first (the positive control).
+mkdir -p /home
+UHOME=$(mktemp -d /home/fsgate-defaults-home.XXXXXX)
+SRVDIR=$(mktemp -d /var/lib/fsgate-defaults-srv.XXXXXX)
+trap 'rm -rf "$TMPWORK" "$OTHER" "$UHOME" "$SRVDIR"; _cleanup' EXIT
+mkdir -p "$UHOME/.ssh" "$UHOME/proj/src" "$SRVDIR/pki"
+echo ssh-key > "$UHOME/.ssh/id_ed25519"
+echo HOME_ENV=1 > "$UHOME/.env"
+echo PROJ_ENV=1 > "$UHOME/proj/.env"
+echo server-key > "$SRVDIR/pki/server.key"
+echo code > "$UHOME/proj/src/main.c"
+secrets="../.ssh/id_ed25519 ../.env .env $SRVDIR/pki/server.key"
+native=$(cd "$UHOME/proj" && cat $secrets | wc -l)
+is "positive control: the secrets are readable natively" "$native" "4"
+for profile in workspace-write read-only; do
+  out=$(cd "$UHOME/proj" && HOME=/root run_fsg --profile $profile -- sh -c '
+    for f in "$@"; do cat "$f" >/dev/null 2>&1 && echo "read $f"; done; cat src/main.c' sh $secrets 2>&1)
+  is "$profile, HOME=/root: ../.ssh/id_ed25519, ../.env, the cwd's .env and /var/lib/.../server.key denied" \
+    "$out" "code"
+done
+out=$(cd "$UHOME/proj" && run_fsg --profile read-only -- cat .env 2>&1)
+check "read-only profile: the working directory's .env is denied ($out)" \
+  grep -q "Permission denied" <<<"$out"
+
+# A directory holding a secret cannot be renamed into a package tree (where secret-names do not
+# apply, so the key would become readable): EXDEV. Controls: natively the rename works, and
+# through fsgate-run a rename to another name works.
+mkdir -p "$UHOME/proj/conf"; echo server-key > "$UHOME/proj/conf/server.key"
+renames='
+import os, sys
+for d in sys.argv[1:]:
+    try:
+        os.rename("conf", d); os.rename(d, "conf"); print(d, "ok")
+    except OSError as e:
+        print(d, os.strerror(e.errno))'
+out=$(cd "$UHOME/proj" && python3 -c "$renames" node_modules)
+is "positive control: natively, conf/ (with server.key) can be renamed to node_modules" "$out" "node_modules ok"
+out=$(cd "$UHOME/proj" && run_fsg -- python3 -c "$renames" node_modules site-packages node_modules2 2>&1)
+is "through fsgate-run: into node_modules or site-packages EXDEV, to node_modules2 it works" "$out" \
+  "node_modules Invalid cross-device link
+site-packages Invalid cross-device link
+node_modules2 ok"
+rm -rf "$UHOME/proj/conf"
+
 # --- fsgate explain says what fsgate-run gives -------------------------------------------------
 # classify PATH inside: absent, deny (exists, unreadable), rw or ro
 places="/tmp /tmp/sub /dev /dev/null /dev/shm /dev/sda /proc /sys /sys/kernel"
@@ -73,6 +119,23 @@ rm -f "$WORK"/k*.key "$WORK/.env"
 err=$("$FSGATE_RUN" -- "$TRY_SYSCALL" socket-inet 2>&1 >/dev/null)
 check "a refused socket: the summary names the family and the rule" \
   grep -q "^  socket AF_INET: network denied" <<<"$err"
+# names chosen by the command cannot drive the terminal: C1 CSI (U+009B), RLO (U+202E), a
+# zero-width space, invalid UTF-8, and lines long enough to be cut inside a 3-byte character
+csi=$'\xc2\x9b'; rlo=$'\xe2\x80\xae'; zw=$'\xe2\x80\x8b'; bad=$'\xff'
+euros=$(printf '\xe2\x82\xac%.0s' $(seq 80))
+names=("x${csi}31m${rlo}${zw}${bad}.key" "$euros.key" "a$euros.key" "aa$euros.key")
+mkdir -p "$WORK/esc/$euros/$euros"
+for n in "${names[@]}"; do echo s > "$WORK/esc/$euros/$euros/$n"; done
+err=$(cd "$WORK/esc/$euros/$euros" && "$FSGATE_RUN" -- sh -c 'for f in "$@"; do cat "$f"; done 2>/dev/null' sh "${names[@]}" 2>&1 >/dev/null)
+check "positive control: the denials are in the summary (${#err} bytes)" \
+  grep -q "^fsgate-run: 4 accesses denied by the sandbox:" <<<"$err"
+is "the summary is valid UTF-8 without control or format characters, lines <= 300 characters" \
+  "$(printf '%s' "$err" | python3 -c '
+import sys, unicodedata
+t = sys.stdin.buffer.read().decode("utf-8")
+print([(i, hex(ord(c))) for i, c in enumerate(t) if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")],
+      max(len(l) for l in t.splitlines()) <= 302, t.count("...") >= 3)' 2>&1)" "[] True True"
+rm -rf "$WORK/esc"
 err=$("$FSGATE_RUN" -v -- "$TRY_SYSCALL" socket-inet 2>&1 >/dev/null)
 check "-v: '1 denial', not '1 denials'" bash -c 'grep -q ", 1 denial$" <<<"$1"' _ "$err"
 
@@ -113,6 +176,32 @@ read-only"
   out=$(inns "$FSGATE" explain --net /run/systemd/resolve/stub-resolv.conf /run/other)
   check "... and fsgate explain --net says so" \
     bash -c 'grep -q "^ro .*stub-resolv.conf  resolver:" <<<"$1" && grep -q "^absent .*/run/other  run:" <<<"$1"' _ "$out"
+  # Attacks: a resolv.conf (or the file it names) leading into a denied directory shows nothing
+  # of it. The key is in a denied ~/.ssh (HOME=$UHOME for the run).
+  key=$(cat "$UHOME/.ssh/id_ed25519")
+  attack () { # LINK-TARGET [STUB-LINK] -- what the command sees with --net
+    rm -f "$TESTDIR/etc/resolv.conf"; ln -s "$1" "$TESTDIR/etc/resolv.conf"
+    inns sh -c 'if [ -n "$1" ]; then rm -f /run/systemd/resolve/stub-resolv.conf; ln -s "$1" /run/systemd/resolve/stub-resolv.conf; fi; shift; exec "$@"' \
+      sh "$2" "${@:3}"
+  }
+  native=$(attack "$UHOME/.ssh/id_ed25519" "" cat /etc/resolv.conf)
+  is "positive control: natively, a resolv.conf symlink into ~/.ssh reads the key" "$native" "$key"
+  out=$(attack "$UHOME/.ssh/id_ed25519" "" env HOME="$UHOME" timeout 60 "$FSGATE_RUN" --quiet --net -- \
+    sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: resolv.conf -> ~/.ssh/id_ed25519 is not bound (HOME=\$UHOME)" "$out" "refused"
+  native=$(attack ../run/systemd/resolve/stub-resolv.conf "$UHOME/.ssh/id_ed25519" cat /etc/resolv.conf)
+  is "positive control: natively, a stub-resolv.conf symlink into ~/.ssh reads the key" "$native" "$key"
+  out=$(attack ../run/systemd/resolve/stub-resolv.conf "$UHOME/.ssh/id_ed25519" env HOME="$UHOME" \
+    timeout 60 "$FSGATE_RUN" --quiet --net -- sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: a known resolver path that is itself a symlink is not followed" "$out" "refused"
+  out=$(attack ../run/systemd/resolve/stub-resolv.conf "" timeout 60 "$FSGATE_RUN" --quiet --net \
+    --deny-read /run/systemd/resolve -- sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: a resolver file denied by a rule of its own stays denied" "$out" "refused"
+  mkdir -p "$TESTDIR/runfs"
+  out=$(attack ../run/other/resolv.conf "" sh -c 'echo "nameserver 10.0.0.1" > /run/other/resolv.conf; exec "$@"' sh \
+    timeout 60 "$FSGATE_RUN" --quiet --net -- sh -c 'cat /etc/resolv.conf 2>/dev/null || echo refused')
+  is "--net: a resolv.conf into /run at an unknown path is not bound" "$out" "refused"
+  rm -f "$TESTDIR/etc/resolv.conf"; ln -s ../run/systemd/resolve/stub-resolv.conf "$TESTDIR/etc/resolv.conf"
 else
   skip "DNS with --net and a resolv.conf symlink into /run" "root (private mount namespace)"
 fi
@@ -157,6 +246,11 @@ fi
 if command -v script >/dev/null; then
   out=$(timeout 30 script -qec "$FSGATE_RUN -- echo hi" /dev/null </dev/null | od -An -c | tr -s ' ')
   is "under a terminal (script, no input) the output is exactly the command's" "$out" " h i \r \n"
+  # input queued before the run (piped into script's terminal) is echoed once, as natively
+  cmd="sh -c 'read a; echo got=\$a; cat'"
+  native=$(printf 'line1\nline2\n' | timeout 30 script -qec "$cmd" /dev/null | od -An -c | tr -s ' ')
+  out=$(printf 'line1\nline2\n' | timeout 30 script -qec "$FSGATE_RUN -q -- $cmd" /dev/null | od -An -c | tr -s ' ')
+  is "under a terminal, input typed or piped before the run is echoed once, as natively" "$out" "$native"
 else
   skip "no stray byte under a terminal" "script (bsdutils)"
 fi

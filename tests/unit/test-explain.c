@@ -103,21 +103,13 @@ build (const char *profile, const char *file_text, const char *const *cli)
   return policy;
 }
 
-/* The secret-names scope covering @path_in: /tmp when the test tree is
- * under /tmp, else the home directory (@T/home) or the cwd (@T/cwd). */
+/* The scope of the secret-names rules: "/" (written as the empty prefix of
+ * "/ ** /NAME"), whatever covers the test tree. */
 static char *
 secret_scope (const char *path_in)
 {
-  g_autofree char *path = subst (path_in);
-  g_autofree char *home = subst ("@T/home");
-
-  if (g_str_has_prefix (path, "/tmp/"))
-    return g_strdup ("/tmp");
-  if (g_str_has_prefix (path, "/root/"))
-    return g_strdup ("/root");
-  if (g_str_has_prefix (path, home) && path[strlen (home)] == '/')
-    return g_steal_pointer (&home);
-  return subst ("@T/cwd");
+  (void) path_in;
+  return g_strdup ("");
 }
 
 static void
@@ -132,7 +124,7 @@ test_describe_profile (void)
   expect_describe (policy, "@T/home/.ssh", "deny-read @T/home/.ssh (profile workspace-write)");
   expect_describe (policy, "@T/home/.ssh/id_rsa", "deny-read @T/home/.ssh (profile workspace-write)");
   {
-    /* secret-names rules are scoped: the scope that covers the test tree */
+    /* secret-names rules apply from "/" but for the public system trees */
     g_autofree char *scope = secret_scope ("@T/cwd");
     g_autofree char *pem = g_strdup_printf ("deny-read %s/**/*.pem (profile workspace-write)", scope);
     g_autofree char *env = g_strdup_printf ("deny-read %s/**/.env (profile workspace-write)", scope);
@@ -142,6 +134,9 @@ test_describe_profile (void)
     expect_describe (policy, "/etc/ssl/certs/ca-certificates.crt", "readonly / (profile workspace-write)");
     expect_describe (policy, "/usr/share/ca-certificates/mozilla/ISRG_Root_X1.pem",
                      "readonly / (profile workspace-write)");
+    expect_describe (policy, "/home/ann/.env", env);
+    expect_describe (policy, "/etc/kubernetes/pki/ca.key",
+                     "deny-read /**/*.key (profile workspace-write)");
   }
   expect_describe (policy, "@T/cwd/src/main.c", "writable @T/cwd (profile workspace-write)");
   expect_describe (policy, "@T/cwd", "writable @T/cwd (profile workspace-write)");

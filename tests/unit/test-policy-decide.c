@@ -659,31 +659,140 @@ rule_index (const FsgPolicy *policy, FsgRuleKind kind, const char *pattern_in)
   return 0;
 }
 
-/* The secret-names rule for @name that covers @path_in ("SCOPE/ ** /NAME"
- * with SCOPE @path_in or an ancestor): which scope that is depends on where
- * the test tree lives (under /tmp, or $TMPDIR elsewhere). */
+/* The secret-names rule for @name that covers @path_in: the one of scope
+ * "/" ("/ ** /NAME"), exactly, wherever the test tree lives (/tmp,
+ * $TMPDIR...): a narrower scope that happens to cover the tree (as /tmp did)
+ * is a failure. */
 static guint
 secret_index (const FsgPolicy *policy, const char *name, const char *path_in)
 {
-  g_autofree char *path = subst (path_in);
-  g_autofree char *suffix = g_strconcat ("/**/", name, NULL);
-  guint n;
-  const FsgRule *const *rules = fsg_policy_rules (policy, &n);
+  g_autofree char *pattern = g_strconcat ("/**/", name, NULL);
 
-  for (guint i = 0; i < n; i++)
+  (void) path_in;
+  return rule_index (policy, FSG_RULE_DENY_READ, pattern);
+}
+
+/* A built-in profile's decisions outside any tree the test makes: paths
+ * need not exist. */
+static void
+check_secrets_everywhere (const FsgPolicy *policy)
+{
+  static const struct
+  {
+    const char *path, *name;
+  } secrets[] = {
+    { "/home/ann/.ssh/id_ed25519", NULL }, /* ~ann/.ssh when HOME is not ann's */
+    { "/home/ann/.env", ".env" },
+    { "/home/ann/proj/server.key", "*.key" },
+    { "/srv/app/.env", ".env" },
+    { "/var/www/html/.env", ".env" },
+    { "/opt/app/.env", ".env" },
+    { "/etc/letsencrypt/live/example.org/privkey.pem", "*.pem" },
+    { "/etc/kubernetes/pki/ca.key", "*.key" },
+    { "/etc/pki/tls/private/localhost.key", "*.key" },
+    { "/var/lib/kubelet/pki/kubelet-client-current.pem", "*.pem" },
+    { "/etc/docker/certs.d/registry:5000/client.key", "*.key" },
+    { "/etc/openvpn/server.key", "*.key" },
+    { "/var/lib/postgresql/15/main/server.key", "*.key" },
+    { "/etc/ssl/server.key", "*.key" },
+    { "/x.pem", "*.pem" },
+    { "/etc/x.key", "*.key" },
+    { "/root/.bash_history", ".bash_history" },
+  };
+  static const char *const public[] = {
+    "/etc/ssl/certs/ISRG_Root_X1.pem",
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/ca-certificates/update.d/x.pem",
+    "/usr/local/share/ca-certificates/corp.pem",
+    "/usr/share/ca-certificates/mozilla/X.crt",
+    "/usr/lib/ssl/cert.pem",
+    "/usr/lib/python3/dist-packages/certifi/cacert.pem",
+    "/lib/x86_64-linux-gnu/x.pem",
+    "/lib64/x.key",
+    "/lib32/x.key",
+    "/libx32/x.key",
+    "/bin/x.pem",
+    "/sbin/x.pem",
+    "/usr/.env",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+    "/etc/pki/ca-trust/source/anchors/corp.pem",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/pki/tls/certs/localhost.pem",
+    "/srv/app/node_modules/tls/test/agent.key",
+    "/opt/venv/lib/python3.11/site-packages/certifi/cacert.pem",
+  };
+  guint root_ro = rule_index (policy, FSG_RULE_READONLY, "/");
+  guint ssh = rule_index (policy, FSG_RULE_DENY_READ, "/**/id_ed25519*");
+
+  for (guint i = 0; i < G_N_ELEMENTS (secrets); i++)
+    check (policy, secrets[i].path, FSG_ACCESS_DENY,
+           (int) (secrets[i].name ? secret_index (policy, secrets[i].name, NULL) : ssh), P);
+  for (guint i = 0; i < G_N_ELEMENTS (public); i++)
+    check (policy, public[i], FSG_ACCESS_RO, (int) root_ro, 0);
+  /* the pruned trees themselves and the ones next to them */
+  check (policy, "/etc/ssl/certs", FSG_ACCESS_RO, (int) root_ro, 0);
+  check (policy, "/etc/ssl/certs2/x.pem", FSG_ACCESS_DENY, (int) secret_index (policy, "*.pem", NULL), P);
+  check (policy, "/etc/pki/tls/x.key", FSG_ACCESS_DENY, (int) secret_index (policy, "*.key", NULL), P);
+  check (policy, "/usrx/x.key", FSG_ACCESS_DENY, (int) secret_index (policy, "*.key", NULL), P);
+  check (policy, "/home/usr/x.key", FSG_ACCESS_DENY, (int) secret_index (policy, "*.key", NULL), P);
+}
+
+/* HIGH: secret names apply everywhere but the public system trees, for
+ * every filesystem profile and whatever HOME is (sudo: HOME=/root while the
+ * project and its keys are in /home/u). */
+static void
+test_secret_names_everywhere (void)
+{
+  const char *const profiles[] = { "workspace-write", "read-only" };
+
+  make_tree (profile_tree);
+  for (guint i = 0; i < G_N_ELEMENTS (profiles); i++)
     {
-      g_autofree char *scope = NULL;
-      gsize sl;
+      g_autoptr(FsgPolicy) policy = build (profiles[i], "prof/cwd", "prof/home", NULL, NULL, NULL);
+      g_autofree char *cwd = subst ("@T/prof/cwd");
+      g_autoptr(FsgPolicyBuilder) b = fsg_policy_builder_new (cwd, "/root", NULL);
+      g_autoptr(FsgPolicy) sudo = NULL;
+      g_autoptr(GError) error = NULL;
 
-      if (rules[i]->kind != FSG_RULE_DENY_READ || !g_str_has_suffix (rules[i]->pattern, suffix))
-        continue;
-      scope = g_strndup (rules[i]->pattern, strlen (rules[i]->pattern) - strlen (suffix));
-      sl = strlen (scope);
-      if (strcmp (scope, path) == 0 || (strncmp (path, scope, sl) == 0 && path[sl] == '/'))
-        return i;
+      check_secrets_everywhere (policy);
+      g_assert_true (fsg_policy_builder_set_profile (b, profiles[i], &error));
+      sudo = fsg_policy_builder_finish (b, &error);
+      g_assert_no_error (error);
+      check_secrets_everywhere (sudo);
+      check (sudo, "/home/u/.ssh/id_ed25519", FSG_ACCESS_DENY,
+             (int) secret_index (sudo, "id_ed25519*", NULL), P);
+      check (sudo, "/home/u/.env", FSG_ACCESS_DENY, (int) secret_index (sudo, ".env", NULL), P);
+      check (sudo, "/home/u/proj/.env", FSG_ACCESS_DENY, (int) secret_index (sudo, ".env", NULL), P);
+      /* the working directory's parent: cat ../.env */
+      check (sudo, "@T/prof/.env", FSG_ACCESS_DENY, (int) secret_index (sudo, ".env", NULL), P);
+      check (sudo, "@T/prof/cwd/.env", FSG_ACCESS_DENY, (int) secret_index (sudo, ".env", NULL), P);
     }
-  g_test_fail_printf ("no secret-names rule '%s' covering %s", name, path);
-  return 0;
+}
+
+/* A writable root inside a pruned tree is a scope of its own. */
+static void
+test_secret_names_writable_in_system_tree (void)
+{
+  g_autoptr(FsgPolicy) policy = NULL;
+  char tmpl[] = "/usr/local/src/fsgate-test-XXXXXX";
+  g_autofree char *env = NULL, *pattern = NULL, *pkg = NULL;
+
+  if (mkdtemp (tmpl) == NULL)
+    {
+      g_test_skip ("cannot make a directory under /usr/local/src");
+      return;
+    }
+  {
+    g_autofree char *rw = g_strconcat ("--rw=", tmpl, NULL);
+    const char *const cli[] = { rw, NULL };
+    policy = build ("none", "prof/cwd", "prof/home", NULL, "[filesystem]\nsecret-names = .env\n", cli);
+  }
+  env = g_strconcat (tmpl, "/sub/.env", NULL);
+  pattern = g_strconcat (tmpl, "/**/.env", NULL);
+  pkg = g_strconcat (tmpl, "/node_modules/.env", NULL);
+  check (policy, env, FSG_ACCESS_DENY, (int) rule_index (policy, FSG_RULE_DENY_READ, pattern), P);
+  check (policy, pkg, FSG_ACCESS_RW, (int) rule_index (policy, FSG_RULE_WRITABLE, tmpl), 0);
+  rmdir (tmpl);
 }
 
 static void
@@ -998,7 +1107,17 @@ test_literal_canonical (void)
 
 static const char *const disk_names[] = { "a", "b", ".git", "secrets", "hooks", "config" };
 static const char *const walk_names[] = { "a", "b", ".env", "x.pem", "secrets", ".git", "hooks",
-                                          "config", "link", "lnk", "zz", "id_rsa" };
+                                          "config", "link", "lnk", "zz", "id_rsa", "node_modules",
+                                          "site-packages", "dist-packages", "s.key", "ab" };
+/* Walked from "/": the trees secret-names prune (/usr, /etc/ssl/certs,
+ * /etc/pki/...), their neighbours, package trees and secret-like names. */
+static const char *const sys_walk_names[] = { "usr", "lib", "etc", "ssl", "certs", "pki", "tls",
+                                              "ca-trust", "source", "anchors", "extracted", "local",
+                                              "share", "ca-certificates", "a", ".env", "x.pem",
+                                              "node_modules", "site-packages", "private" };
+/* Values of random secret-names. */
+static const char *const secret_name_values[] = { ".env", "*.pem", "x.*", "id_rsa*", "*s", "[ab]",
+                                                  "secrets", "*.key", "?", "certs", "a", "usr" };
 static const char *const pattern_comps[] = {
   "a", "b", ".env", "x.pem", "secrets", ".git", "hooks", "config", "link", "*", "?", "*.pem", "x.*",
   "[ab]", "[!a]*", ".e?v", "se*ts", "*s", "**", "**", "id_rsa*", "c?nfig", "\\*", "conf*",
@@ -1132,31 +1251,39 @@ compare_one (PropCtx *ctx, const FsgPolicy *policy, const char *path, const FsgP
 }
 
 static void
-walk_random (PropCtx *ctx, const FsgPolicy *policy, GString *path, const FsgPathState *parent,
-             guint depth)
+walk_random_names (PropCtx *ctx, const FsgPolicy *policy, GString *path,
+                   const FsgPathState *parent, guint depth, const char *const *names, guint n)
 {
-  gboolean used[G_N_ELEMENTS (walk_names)] = { FALSE };
+  gboolean used[32] = { FALSE };
   guint k = depth < 2 ? 4 : 3;
 
+  g_assert_cmpuint (n, <=, G_N_ELEMENTS (used));
   if (depth == 5)
     return;
   for (guint j = 0; j < k; j++)
     {
-      guint idx = (guint) g_test_rand_int_range (0, G_N_ELEMENTS (walk_names));
+      guint idx = (guint) g_test_rand_int_range (0, (gint32) n);
       gsize len = path->len;
       FsgPathState child;
 
       if (used[idx])
         continue;
       used[idx] = TRUE;
-      child = fsg_policy_child_state (policy, parent, walk_names[idx]);
+      child = fsg_policy_child_state (policy, parent, names[idx]);
       if (path->len > 1)
         g_string_append_c (path, '/');
-      g_string_append (path, walk_names[idx]);
+      g_string_append (path, names[idx]);
       compare_one (ctx, policy, path->str, &child);
-      walk_random (ctx, policy, path, &child, depth + 1);
+      walk_random_names (ctx, policy, path, &child, depth + 1, names, n);
       g_string_truncate (path, len);
     }
+}
+
+static void
+walk_random (PropCtx *ctx, const FsgPolicy *policy, GString *path, const FsgPathState *parent,
+             guint depth)
+{
+  walk_random_names (ctx, policy, path, parent, depth, walk_names, G_N_ELEMENTS (walk_names));
 }
 
 static void
@@ -1186,6 +1313,13 @@ check_rule_set (PropCtx *ctx, const FsgPolicy *policy)
       compare_one (ctx, policy, path->str, &state);
     }
   walk_random (ctx, policy, path, &state, 0);
+  {
+    /* from "/": the pruned system trees of secret-names */
+    g_autoptr(GString) top = g_string_new ("/");
+    FsgPathState root = fsg_policy_root_state (policy);
+
+    walk_random_names (ctx, policy, top, &root, 0, sys_walk_names, G_N_ELEMENTS (sys_walk_names));
+  }
   /* states are interned: the same walk gives the same set */
   again = walk (policy, ctx->base);
   g_assert_true (again.set == state.set);
@@ -1231,6 +1365,21 @@ test_incremental_equals_whole (void)
                                    : (guint) g_test_rand_int_range (1, 9);
 
       g_assert_true (fsg_policy_builder_set_profile (b, "none", NULL));
+      if (g_test_rand_int_range (0, 3) == 0)
+        {
+          /* secret-names (scope "/", pruned system and package trees, and
+           * writable roots inside a pruned tree), often with "/" shown */
+          g_autoptr(GString) text = g_string_new ("[filesystem]\nsecret-names = ");
+          guint k = (guint) g_test_rand_int_range (1, 4);
+
+          for (guint i = 0; i < k; i++)
+            g_string_append_printf (text, "%s%s", i ? ";" : "",
+                                    pick (secret_name_values, G_N_ELEMENTS (secret_name_values)));
+          if (g_test_rand_bit ())
+            g_string_append (text, "\nreadonly = /");
+          g_string_append_c (text, '\n');
+          g_assert_true (fsg_policy_builder_add_data (b, "gen.ini", text->str, -1, NULL));
+        }
       if (g_test_rand_int_range (0, 10) > 0)
         {
           g_autofree char *root = random_root (&ctx);
@@ -1505,6 +1654,9 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/decide/profile/workspace-write", test_profile_workspace_write);
   g_test_add_func ("/policy/decide/profile/read-only", test_profile_read_only);
   g_test_add_func ("/policy/decide/profile/none", test_profile_none);
+  g_test_add_func ("/policy/decide/secret-names/everywhere", test_secret_names_everywhere);
+  g_test_add_func ("/policy/decide/secret-names/writable-in-system-tree",
+                   test_secret_names_writable_in_system_tree);
   g_test_add_func ("/policy/decide/profile/table", test_profile_table);
   g_test_add_func ("/policy/decide/layering", test_layering);
   g_test_add_func ("/policy/decide/profile-override", test_profile_override);

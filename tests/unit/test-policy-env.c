@@ -2,7 +2,8 @@
  *
  * The sandboxed command's environment, fsg_policy_build_environ(): inherit
  * all (the default), core or none; LC_* among the core names; the default
- * excludes (any name containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL,
+ * excludes (any name containing KEY, SECRET, TOKEN, PASSWORD, PASSWD,
+ * PASSPHRASE or CREDENTIAL, and SSHPASS, MYSQL_PWD,
  * case-insensitive), and the list of what they dropped; `exclude` adding
  * to them; `include-only`; `set`, which always wins, even over the
  * excludes; and a stable order (the caller's order, then new `set` names).
@@ -230,7 +231,9 @@ test_profile_environment (void)
                                  "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
                                  "PYTHONDONTWRITEBYTECODE=1", "DB_PASSWORD=pw", "Pg_Password=x",
                                  "GOOGLE_APPLICATION_CREDENTIALS=/k.json", "aws_credential_file=f",
-                                 "NPM_TOKEN=t", "API_KEY=k", "CLIENT_SECRET=s", NULL };
+                                 "NPM_TOKEN=t", "API_KEY=k", "CLIENT_SECRET=s", "SSHPASS=p",
+                                 "MYSQL_PWD=p", "ldap_passwd=p", "BORG_PASSPHRASE=p",
+                                 "PWD=/w", "OLDPWD=/o", "PGPASSFILE=/p", "SSHPASS_X=kept", NULL };
     g_autoptr(GPtrArray) dropped = g_ptr_array_new_with_free_func (g_free);
     g_auto (GStrv) env2 = fsg_policy_build_environ_full (policy, envp, dropped);
     g_autofree char *got2 = g_strjoinv (" ", env2);
@@ -240,10 +243,11 @@ test_profile_environment (void)
     names = g_strjoinv (" ", (char **) dropped->pdata);
     g_assert_cmpstr (got2, ==,
                      "CI=true GITHUB_ACTIONS=true VIRTUAL_ENV=/v CC=gcc "
-                     "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PYTHONDONTWRITEBYTECODE=1");
+                     "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PYTHONDONTWRITEBYTECODE=1 "
+                     "PWD=/w OLDPWD=/o PGPASSFILE=/p SSHPASS_X=kept");
     g_assert_cmpstr (names, ==,
                      "DB_PASSWORD Pg_Password GOOGLE_APPLICATION_CREDENTIALS aws_credential_file "
-                     "NPM_TOKEN API_KEY CLIENT_SECRET");
+                     "NPM_TOKEN API_KEY CLIENT_SECRET SSHPASS MYSQL_PWD ldap_passwd BORG_PASSPHRASE");
   }
   env = fsg_policy_build_environ (policy, base_env);
   got = g_strjoinv (" ", env);
@@ -260,7 +264,8 @@ test_defaults_table (void)
   g_autofree char *excl = g_strjoinv (",", (char **) fsg_env_default_excludes);
 
   g_assert_cmpstr (core, ==, "HOME,PATH,USER,LOGNAME,SHELL,TERM,LANG,LC_*,TMPDIR,TZ");
-  g_assert_cmpstr (excl, ==, "*KEY*,*SECRET*,*TOKEN*,*PASSWORD*,*CREDENTIAL*");
+  g_assert_cmpstr (excl, ==,
+                   "*KEY*,*SECRET*,*TOKEN*,*PASSWORD*,*PASSWD*,*PASSPHRASE*,*CREDENTIAL*,SSHPASS,MYSQL_PWD");
 }
 
 int
