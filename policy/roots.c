@@ -5,11 +5,12 @@
  * directory it could write (`rm -r build; ln -s / build`) would silently
  * widen the next run's root (`--rw ./build`). Before a root is resolved,
  * every symlink met on the way, in the path as written and in the targets,
- * is checked: one that sits in a directory the caller can write is refused.
+ * is checked: one that is not trusted is refused.
  *
  * A symlink is trusted only when it is the system's: its directory and
  * every ancestor are owned by root and writable by neither group nor others
- * (so not /tmp, not $HOME, not a CI workspace owned by another user), it
+ * (so not /tmp, not a user's home, not a CI workspace owned by another
+ * user; root's own /root is root-owned and so on the chain), it
  * lies outside every writable root of this policy (a command of this very
  * run could replace it), and for a non-root caller, its directory is not
  * one the caller can write (owner u+w, a group's g+w, o+w; with the sticky

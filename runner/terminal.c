@@ -155,8 +155,8 @@ end_sequence (FsgTermFilter *f, GByteArray *out, gboolean keep)
 static void
 cancel_sequence (FsgTermFilter *f)
 {
-  if (f->seq->len > 0 || f->state == ST_DISCARD || f->state == ST_DISCARD_ESC)
-    f->dropped += f->seq->len > 0;
+  if (f->seq->len > 0)
+    f->dropped++; /* (a string being discarded was counted when it overflowed) */
   g_byte_array_set_size (f->seq, 0);
   f->state = ST_TEXT;
 }
