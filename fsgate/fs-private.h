@@ -152,6 +152,7 @@ struct _FsgFs
   gboolean debug;
   gboolean user_xattrs;
   gboolean hide_denied;
+  gboolean git_protect;     /* [filesystem] git = protect (git.c) */
   gboolean writeback;       /* some root is writable: ask for the writeback cache */
   gboolean is_root;         /* daemon runs with euid 0: create as the caller */
   /* Who checks permissions (ops.c, "Acting as the caller"). host_checks:
@@ -202,6 +203,12 @@ struct _FsgFs
   guint64 n_evictions;
 
   FsgInode *root;
+
+  /* Git protection (git.c), protected by git_lock (a leaf). */
+  GMutex git_lock;
+  GPtrArray *git_created;   /* view paths of git dirs the command made */
+  GMutex git_op_lock;       /* held across the check and the change of a
+                             * git-relevant operation; taken before ns_lock */
 
   /* Counters, updated atomically. */
   guint64 denials;
@@ -458,6 +465,20 @@ void fsg_fs_audit (FsgFs *fs,
                    int err,
                    const char *mode);
 
+/* Same, with the rule text given (git protection, git.c). */
+void fsg_fs_audit_rule (FsgFs *fs,
+                        fuse_req_t req,
+                        const char *op,
+                        FsgInode *parent,
+                        const char *name,
+                        FsgInode *parent2,
+                        const char *name2,
+                        FsgAccess access,
+                        const char *rule,
+                        gboolean denied,
+                        int err,
+                        const char *mode);
+
 /* Refuse with audit: returns -@err. */
 int fsg_fs_deny (FsgFs *fs,
                  fuse_req_t req,
@@ -466,6 +487,43 @@ int fsg_fs_deny (FsgFs *fs,
                  const char *name,
                  const FsgPathState *state,
                  int err);
+
+/* git.c: git protection (docs/security.md). Each check returns 0 or a
+ * negative errno, audited with a "git-protect: ..." rule. */
+void fsg_fs_git_init (FsgFs *fs);
+void fsg_fs_git_clear (FsgFs *fs);
+/* A denied entry of @parent with this state is hidden (ENOENT, not
+ * listed): hide-denied, or a name pattern inside a git working tree. */
+gboolean fsg_fs_hides (FsgFs *fs, FsgInode *parent, const FsgPathState *state);
+/* Held from before the checks below to after the change they allow, so
+ * that no other change of the same kind slips in between (making a
+ * directory a git dir while a config is renamed into it). Taken only for
+ * the names git protection looks at; always before ns_lock. Use
+ * `fsg_autogit FsgGitLock l = fsg_git_lock (...)`. */
+typedef struct
+{
+  FsgFs *fs;
+  gboolean held;
+} FsgGitLock;
+FsgGitLock fsg_git_lock (FsgFs *fs, FsgInode *parent, const char *name,
+                         FsgInode *parent2, const char *name2, gboolean always);
+void fsg_git_unlock (FsgGitLock *lock);
+#define fsg_autogit __attribute__ ((cleanup (fsg_git_unlock)))
+/* Before creating @name in @parent (create, mknod, mkdir, symlink, link):
+ * @type is the S_IFMT of the new entry; @mode may lose its execute bits. */
+int fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+                          const char *name, mode_t type, mode_t *mode);
+/* Before writing to (open for writing, truncating) the file @inode. */
+int fsg_git_check_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode);
+/* Before a chmod of @inode to @mode. */
+int fsg_git_check_chmod (FsgFs *fs, fuse_req_t req, FsgInode *inode, mode_t mode);
+/* Before link() of @inode to a new name. */
+int fsg_git_check_link_source (FsgFs *fs, fuse_req_t req, FsgInode *inode);
+/* Rename (under ns_lock, writer side). Returns 0 to let the caller rename,
+ * 1 when it did the rename itself (a checked copy of a config file was
+ * put in place), or a negative errno. */
+int fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *name,
+                    FsgInode *np, int npfd, const char *newname, unsigned int flags);
 
 /* passthrough.c */
 gboolean fsg_passthrough_install (FsgFs *fs);

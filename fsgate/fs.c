@@ -236,6 +236,7 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
                       "command could leave a device node or a set-id program on the host (remove the "
                       "key from [filesystem])",
                       fsg_policy_devices_allowed (policy) ? "'devices = allow'" : "'setid = keep'"), NULL;
+  fsg_fs_git_init (fs);
   fs->is_root = geteuid () == 0;
   fs->own_uid = geteuid ();
   fs->own_gid = getegid ();
@@ -566,6 +567,7 @@ fsg_fs_free (FsgFs *fs)
   g_clear_pointer (&fs->deny_ids, g_hash_table_unref);
   g_clear_pointer (&fs->stubs, g_hash_table_unref);
   g_clear_pointer (&fs->stub_parents, g_hash_table_unref);
+  fsg_fs_git_clear (fs);
   if (fs->done_fd >= 0)
     close (fs->done_fd);
   g_free (fs->saved_groups);

@@ -87,6 +87,10 @@ FsgFs *fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError 
 void fsg_fs_free (FsgFs *fs);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgFs, fsg_fs_free)
 
+/* Git directories the command created through the view (paths as seen in
+ * the view, in order), for fsgate-run's report. (transfer full) */
+char **fsg_fs_git_dirs_created (FsgFs *fs);
+
 /* Mount at @mountpoint (an empty directory) from this process. */
 gboolean fsg_fs_mount (FsgFs *fs, const char *mountpoint, GError **error);
 

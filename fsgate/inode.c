@@ -779,7 +779,7 @@ fsg_inode_lookup_notify_after (FsgFs *fs, fuse_req_t req, FsgInode *parent, cons
     }
   if (state.access == FSG_ACCESS_DENY)
     return fsg_fs_deny (fs, req, op ? op : "lookup", parent, name, &state,
-                        fs->hide_denied ? ENOENT : EACCES);
+                        fsg_fs_hides (fs, parent, &state) ? ENOENT : EACCES);
   if (state.flags & FSG_STATE_SYNTHETIC)
     return synth_entry (fs, parent, name, FSG_INODE_SYNTH, state, stub_anc, e);
 

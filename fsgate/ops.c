@@ -687,9 +687,14 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
   char proc[64];
   struct stat st;
   int r, fd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, NULL, NULL, NULL, NULL, (valid & FUSE_SET_ATTR_MODE) != 0);
 
   if ((r = writable_error (inode, &s)) < 0)
     return reply_err (req, fsg_fs_deny (fs, req, "setattr", inode, NULL, &s, -r));
+  if ((valid & FUSE_SET_ATTR_SIZE) && (r = fsg_git_check_write (fs, req, "setattr", inode)) < 0)
+    return reply_err (req, r);
+  if ((valid & FUSE_SET_ATTR_MODE) && (r = fsg_git_check_chmod (fs, req, inode, attr->st_mode)) < 0)
+    return reply_err (req, r);
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
   if (fstat (fd, &st) < 0)
@@ -845,8 +850,13 @@ make_entry (fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
   FsgPathState cs;
   long made = -1;
   int r, pfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, p, name, NULL, NULL, FALSE);
 
   if ((r = check_entry (fs, req, op, p, name, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  if ((r = fsg_git_check_create (fs, req, op, p, name,
+                                 kind == MAKE_DIR ? S_IFDIR : kind == MAKE_SYMLINK ? S_IFLNK : (mode & S_IFMT),
+                                 &mode)) < 0)
     return reply_err (req, r);
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
@@ -955,6 +965,7 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newna
   FsgPathState cs;
   char proc[64];
   int r, fd, npfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, np, newname, NULL, NULL, TRUE);
 
   /* A new name must not give more rights than the source has: only files
    * that are writable and visible where they are may be linked. */
@@ -963,6 +974,9 @@ op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newna
   if (fsg_fs_is_denied_id (fs, inode->dev, inode->ino))
     return reply_err (req, fsg_fs_deny (fs, req, "link", inode, NULL, &s, EACCES));
   if ((r = check_entry (fs, req, "link", np, newname, FALSE, &cs)) < 0)
+    return reply_err (req, r);
+  if ((r = fsg_git_check_link_source (fs, req, inode)) < 0 ||
+      (r = fsg_git_check_create (fs, req, "link", np, newname, S_IFREG, NULL)) < 0)
     return reply_err (req, r);
   if ((fd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, fd);
@@ -1032,6 +1046,7 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
   fsg_autopin FsgPin pin = { 0 };
   fsg_autopin FsgPin npin = { 0 };
   int r, pfd, npfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, p, name, np, newname, FALSE);
 
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
     return reply_err (req, -EINVAL);
@@ -1068,6 +1083,19 @@ op_rename (fuse_req_t req, fuse_ino_t parent, const char *name,
       g_rw_lock_writer_unlock (&fs->ns_lock);
       fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, TRUE, EXDEV, NULL);
       return reply_err (req, r);
+    }
+  /* Git protection may refuse, or install a checked copy itself. */
+  r = fsg_git_rename (fs, req, p, pfd, name, np, npfd, newname, flags);
+  if (r != 0)
+    {
+      /* the copy is in place and the source name gone: to the kernel and
+       * the view, the source moved (its fd now holds the unlinked file) */
+      if (r > 0)
+        fsg_inode_renamed (fs, p, name, &ost, &os, np, newname, have_new ? &nst : NULL, &ns, flags);
+      g_rw_lock_writer_unlock (&fs->ns_lock);
+      if (r > 0)
+        fsg_fs_audit (fs, req, "rename", p, name, np, newname, &os, FALSE, 0, NULL);
+      return reply_err (req, r > 0 ? 0 : r);
     }
   if (CHECKED_AS_CALLER (fs, req, syscall (SYS_renameat2, pfd, name, npfd, newname, flags)) < 0)
     {
@@ -1208,6 +1236,8 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, TRUE, -r, mode_string (fi->flags));
       return reply_err (req, r);
     }
+  if (write && (r = fsg_git_check_write (fs, req, "open", inode)) < 0)
+    return reply_err (req, r);
   if ((pathfd = fsg_pin (&pin, fs, inode)) < 0)
     return reply_err (req, pathfd);
   if (write)
@@ -1273,12 +1303,15 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
   fsg_autopin FsgPin fpin = { 0 };
   FsgInode *inode;
   int fd, r, pfd;
+  fsg_autogit FsgGitLock gl = fsg_git_lock (fs, p, name, NULL, NULL, FALSE);
 
   if ((r = check_entry (fs, req, "create", p, name, FALSE, &cs)) < 0)
     return reply_err (req, r);
   if ((pfd = fsg_pin (&pin, fs, p)) < 0)
     return reply_err (req, pfd);
   mode = strip_mode (req, caller_mode (req, mode & 07777), FALSE);
+  if ((r = fsg_git_check_create (fs, req, "create", p, name, S_IFREG, &mode)) < 0)
+    return reply_err (req, r);
   /* O_NOFOLLOW: a symlink planted at @name after the negative lookup is
    * never followed on the host. */
   g_rw_lock_reader_lock (&fs->ns_lock);
@@ -1569,7 +1602,7 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
             type = DT_DIR;
           else if (cs.access == FSG_ACCESS_DENY)
             {
-              if (!fs->hide_denied)
+              if (!fsg_fs_hides (fs, inode, &cs))
                 dir_add (d, names[i], 0, DT_UNKNOWN, TRUE);
               continue;
             }
@@ -1612,7 +1645,7 @@ dir_load (FsgFs *fs, FsgInode *inode, FsgDir *d)
         continue;
       if (cs.access == FSG_ACCESS_DENY || fsg_fs_is_denied_id (fs, inode->dev, de->d_ino))
         {
-          if (!fs->hide_denied)
+          if (!fsg_fs_hides (fs, inode, &cs))
             dir_add (d, de->d_name, fsg_fs_map_ino (fs, inode->dev, de->d_ino), de->d_type, TRUE);
           continue;
         }

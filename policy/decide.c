@@ -482,6 +482,7 @@ fsg_policy_new_empty (void)
 
   policy->rules = g_ptr_array_new ();
   policy->network = FALSE;
+  policy->git_protect = TRUE;
   policy->kill_after_ms = 2000;
   policy->output_cap = 1024 * 1024;
   fsg_env_policy_init (&policy->env);

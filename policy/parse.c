@@ -55,6 +55,7 @@ struct _FsgPolicyBuilder
    * fsg_policy_builder_sources(). fsgate-run makes them all deny-write. */
   GPtrArray *sources;
   gboolean finished;
+  gboolean git_discover; /* look for repositories around writable roots (git.c) */
 };
 
 static void
@@ -151,6 +152,7 @@ static const SchemaKey schema[] = {
   { "filesystem", "deny-write", TRUE },
   { "filesystem", "secret-names", TRUE },
   { "filesystem", "hide-denied", FALSE },
+  { "filesystem", "git", FALSE },
   { "filesystem", "devices", FALSE },
   { "filesystem", "setid", FALSE },
   { "network", "allow", FALSE },
@@ -200,6 +202,7 @@ fsg_policy_builder_new_for_process (void)
   g_autofree char *cwd = g_get_current_dir ();
   const char *home = g_getenv ("HOME");
   const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
+  FsgPolicyBuilder *b;
 
   if (home == NULL || !g_path_is_absolute (home))
     {
@@ -208,7 +211,9 @@ fsg_policy_builder_new_for_process (void)
     }
   if (runtime && !g_path_is_absolute (runtime))
     runtime = NULL;
-  return fsg_policy_builder_new (cwd, home, runtime);
+  b = fsg_policy_builder_new (cwd, home, runtime);
+  b->git_discover = TRUE;
+  return b;
 }
 
 void
@@ -229,6 +234,12 @@ fsg_policy_builder_free (FsgPolicyBuilder *b)
   if (b->writable_roots != NULL)
     g_ptr_array_unref (b->writable_roots);
   g_free (b);
+}
+
+void
+fsg_policy_builder_set_git_discovery (FsgPolicyBuilder *b, gboolean discover)
+{
+  b->git_discover = discover;
 }
 
 /* ---- Values ------------------------------------------------------------ */
@@ -763,6 +774,15 @@ check_setting (const char *key, const char *value, const char *where, GError **e
           return FALSE;
         }
     }
+  else if (strcmp (key, "git") == 0)
+    {
+      if (strcmp (value, "protect") != 0 && strcmp (value, "off") != 0)
+        {
+          g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                       "%s: '%s' is not one of protect, off", where, value);
+          return FALSE;
+        }
+    }
   else if (strcmp (key, "devices") == 0 || strcmp (key, "setid") == 0)
     {
       const char *a = key[0] == 'd' ? "refuse" : "strip", *b = key[0] == 'd' ? "allow" : "keep";
@@ -1258,7 +1278,8 @@ fsg_policy_builder_set (FsgPolicyBuilder *b, const char *key, const char *value,
 {
   g_autofree char *where = g_strdup (flag);
   static const char *const keys[] = { "timeout", "kill-after", "output-cap", "allow",
-                                      "hide-denied", "inherit", "exclude", "set", "include-only" };
+                                      "hide-denied", "inherit", "exclude", "set", "include-only",
+                                      "git" };
   gboolean known = FALSE;
 
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
@@ -1460,6 +1481,8 @@ apply_setting (FsgPolicy *policy, const Entry *e)
     parse_bool (v, &policy->network);
   else if (strcmp (k, "hide-denied") == 0)
     parse_bool (v, &policy->hide_denied);
+  else if (strcmp (k, "git") == 0)
+    policy->git_protect = strcmp (v, "off") != 0;
   else if (strcmp (k, "devices") == 0)
     policy->devices_allowed = strcmp (v, "allow") == 0;
   else if (strcmp (k, "setid") == 0)
@@ -1488,6 +1511,25 @@ apply_entries (FsgPolicyBuilder *b, FsgPolicy *policy, GPtrArray *entries, GErro
         return FALSE;
     }
   return TRUE;
+}
+
+typedef struct
+{
+  FsgPolicyBuilder *b;
+  FsgPolicy *policy;
+} GitAdd;
+
+/* Git discovery (git.c) adds its rules as the last layer. */
+static gboolean
+git_add_rule (gpointer data, FsgRuleKind kind, const char *path, const char *origin, GError **error)
+{
+  GitAdd *g = data;
+  g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func (entry_free);
+  g_autofree char *raw = kind == FSG_RULE_DENY_WRITE && path[0] == '/' ? fsg_glob_escape (path)
+                                                                        : g_strdup (path);
+
+  return add_rule_value (g->b, entries, kind, raw, FALSE, origin, origin, FSG_ORIGIN_PROFILE, error) &&
+         apply_entries (g->b, g->policy, entries, error);
 }
 
 /* Where secret-names apply: everywhere ("/"), fail closed, but for the
@@ -1590,6 +1632,7 @@ apply_secret_names (FsgPolicy *policy, GPtrArray *entries, GPtrArray *scopes, GE
 FsgPolicy *
 fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
 {
+  GitAdd git_add = { b, NULL };
   g_autoptr(FsgPolicy) policy = fsg_policy_new_empty ();
   g_autoptr(GPtrArray) profile_entries = g_ptr_array_new_with_free_func (entry_free);
   g_autoptr(GPtrArray) literal = g_ptr_array_new ();
@@ -1626,6 +1669,9 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
           !apply_secret_names (policy, layers[l], scopes, error))
         return NULL;
   }
+  git_add.policy = policy;
+  if (b->git_discover && !fsg_policy_git_discover (policy, b->home, git_add_rule, &git_add, error))
+    return NULL;
 
   policy->pub_rules = g_new0 (const FsgRule *, policy->rules->len + 1);
   for (guint i = 0; i < policy->rules->len; i++)

@@ -162,6 +162,7 @@ struct _FsgPolicy
   const FsgRule **pub_rules;
   gboolean network;
   gboolean hide_denied;
+  gboolean git_protect;
   gboolean devices_allowed; /* [filesystem] devices = allow */
   gboolean setid_kept;      /* [filesystem] setid = keep */
   guint64 timeout_ms;
@@ -204,6 +205,12 @@ gboolean fsg_root_find_planted_symlink (const char *path, const char *const *wri
  * found, the first component of its path that does not exist. Absolute,
  * without duplicates, in the order met. Owned by @b. */
 const GPtrArray *fsg_policy_builder_sources (FsgPolicyBuilder *b);
+
+/* Git discovery at build time (git.c): adds rules through @add. */
+typedef gboolean (*FsgGitAddRule) (gpointer data, FsgRuleKind kind, const char *path,
+                                   const char *origin, GError **error);
+gboolean fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
+                                  gpointer data, GError **error);
 
 /* Environment defaults (environ.c). */
 void fsg_env_policy_init (FsgEnvPolicy *env);

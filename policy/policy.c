@@ -188,6 +188,7 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
   set_list (kf, "filesystem", "deny-write", lists[FSG_RULE_DENY_WRITE]);
   set_list (kf, "filesystem", "secret-names", secret_names);
   g_key_file_set_string (kf, "filesystem", "hide-denied", policy->hide_denied ? "true" : "false");
+  g_key_file_set_string (kf, "filesystem", "git", policy->git_protect ? "protect" : "off");
   if (policy->devices_allowed)
     g_key_file_set_string (kf, "filesystem", "devices", "allow");
   if (policy->setid_kept)

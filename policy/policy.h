@@ -123,6 +123,12 @@ FsgPolicyBuilder *fsg_policy_builder_new (const char *cwd,
  * passwd entry), $XDG_RUNTIME_DIR. */
 FsgPolicyBuilder *fsg_policy_builder_new_for_process (void);
 void fsg_policy_builder_free (FsgPolicyBuilder *builder);
+/* With git = protect, look at the repositories that contain each writable
+ * root when finishing: their git dirs and common dirs outside the roots
+ * become writable, core.hooksPath directories and global git config files
+ * under writable roots deny-write (docs/policy.md, git). On for
+ * fsg_policy_builder_new_for_process(), off otherwise. */
+void fsg_policy_builder_set_git_discovery (FsgPolicyBuilder *builder, gboolean discover);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (FsgPolicyBuilder, fsg_policy_builder_free)
 
 /* The base profile; overrides any `profile =` in policy files. */
@@ -211,6 +217,8 @@ const char *const *fsg_policy_literal_deny_read (const FsgPolicy *policy);
 
 gboolean fsg_policy_network_allowed (const FsgPolicy *policy);
 gboolean fsg_policy_hide_denied (const FsgPolicy *policy);
+/* [filesystem] git = protect (TRUE, the default) or off. */
+gboolean fsg_policy_git_protect (const FsgPolicy *policy);
 /* [filesystem] devices = allow / setid = keep: host semantics for device
  * nodes and set-id bits, only for `fsgate mount` run by root (fsgate-run
  * refuses such a policy). Default FALSE: refuse / strip. */
@@ -271,6 +279,50 @@ const FsgRule *fsg_policy_deny_read_other (const FsgPolicy *policy, const char *
 gboolean fsg_policy_run_place (const FsgPolicy *policy, const char *path,
                                FsgAccess *out_access, char **out_why);
 
+/* ---- Uniform subtrees and the hybrid view (uniform.c) ------------------ */
+
+/* TRUE when every path below a directory whose state is @state, for any
+ * names (including names created later), gets @state's access and is never
+ * denied: no root or alias anchored below, no deny-read rule that can match
+ * below (anchored, glob or floating), and for a writable @state no
+ * deny-write rule either (for a read-only one deny-write changes nothing).
+ * @state must come from the incremental walk. */
+gboolean fsg_path_state_uniform (const FsgPolicy *policy, const FsgPathState *state);
+
+/* A maximal uniform directory of the host that fsgate-run would bind
+ * (served_why NULL), or why the view serves it after all. */
+typedef struct
+{
+  char *path;          /* canonical host path */
+  FsgAccess access;    /* of it and everything below */
+  const FsgRule *rule; /* the rule that decides it */
+  guint64 dev, ino;    /* its identity when planned */
+  guint64 nlink;       /* its subdirectories + 2, on most file systems */
+  char *served_why;    /* NULL: bound */
+} FsgHybridTree;
+
+/* At most this many trees are bound (FSGATE_HYBRID_MAX overrides): the
+ * shallowest, then those with the most subdirectories. */
+#define FSG_HYBRID_DEFAULT_MAX 16
+guint fsg_policy_hybrid_max_binds (void);
+
+void fsg_hybrid_tree_free (FsgHybridTree *tree);
+
+/* FALSE when FSGATE_HYBRID is 0, off, false or no. */
+gboolean fsg_policy_hybrid_enabled (void);
+
+/* fsgate-run's hybrid plan: walks the host from "/" through directories that
+ * are not uniform and returns the maximal uniform ones, sorted by path, each
+ * bound or with the reason it is served (writable; a place fsgate-run
+ * mounts itself; not a disk file system; a literally denied object
+ * reachable there by identity). Directories with host mount points below are
+ * split into their subdirectories. @mountinfo: the text of
+ * /proc/self/mountinfo. (transfer full) GPtrArray of FsgHybridTree */
+GPtrArray *fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo);
+
+/* The bound tree of @plan that holds @path, or NULL. */
+const FsgHybridTree *fsg_hybrid_plan_find (GPtrArray *plan, const char *path);
+
 /* ---- Explaining -------------------------------------------------------- */
 
 const char *fsg_access_to_string (FsgAccess access); /* "rw", "ro", "deny", "absent" */
@@ -278,6 +330,30 @@ const char *fsg_rule_kind_to_key (FsgRuleKind kind); /* "writable", "readonly", 
 /* "deny-read ~/.ssh (profile workspace-write)", "ancestor of writable /p (--rw)",
  * "no rule: not under any root". (transfer full) */
 char *fsg_path_state_describe (const FsgPolicy *policy, const FsgPathState *state);
+
+/* ---- Git protection (git.c) --------------------------------------------- */
+
+/* Called for every variable of a git config file: @var is
+ * "section[.subsection].key" with section and key in lower case, @value
+ * NULL for a key without "=". */
+typedef void (*FsgGitConfigFunc) (const char *var, const char *value, gpointer user_data);
+/* Parse git config text the way git does. FALSE on a syntax error (git
+ * itself refuses such a file), with the line in @out_line. */
+gboolean fsg_git_config_scan (const char *data, gsize len, FsgGitConfigFunc func,
+                              gpointer user_data, guint *out_line);
+/* Does this variable make git run a program (docs/security.md lists them)? */
+gboolean fsg_git_config_var_runs_program (const char *var, const char *value);
+/* The first program-running variable of a config file ("core.fsmonitor"),
+ * "a syntax error on line N", or NULL when the file is safe. (transfer full) */
+char *fsg_git_config_find_program (const char *data, gsize len);
+/* A deny-read rule for a file name wherever it appears: a pattern without
+ * an anchor (".env") or one of the secret-names. */
+gboolean fsg_rule_denies_a_name (const FsgRule *rule);
+/* What git protection does to @path (an absolute path), looked up on the
+ * host like the view does, or NULL. For `fsgate explain`. (transfer full) */
+char *fsg_policy_git_explain (const FsgPolicy *policy, const char *path);
+/* Names in a hooks directory that git never runs ("pre-commit.sample"). */
+gboolean fsg_git_is_sample_name (const char *name);
 
 /* ---- Values shared with the command line ------------------------------- */
 

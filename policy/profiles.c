@@ -33,9 +33,10 @@
   ".sqlite_history;.node_repl_history\n"
 
 #define COMMON_TAIL                                                              \
-  "# Git hooks and config stay read-only, so `git commit` works but nothing\n"   \
-  "# can be planted that runs later outside the sandbox.\n"                     \
-  "deny-write = **/.git/hooks;**/.git/config\n"                                  \
+  "# Git works in the sandbox, and nothing it writes can make the host's git\n" \
+  "# run a program later (hooks, program-running config keys, redirections):\n" \
+  "# see fsgate-policy(5), GIT PROTECTION.\n"                                    \
+  "git = protect\n"                                                              \
   "\n"                                                                           \
   "[network]\n"                                                                  \
   "allow = false\n"                                                              \

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "runner/run.h"
+#include "runner/git-report.h"
 
 #include "common/fsg-util.h"
 #include "fsgate/audit.h"
@@ -123,6 +124,7 @@ typedef struct
   guint64 denials_unlisted; /* denials whose distinct record did not fit the bound */
   gboolean denial_bound_hit;
   JsonArray *setup_denials; /* refusals met by S or I setting the sandbox up */
+  JsonArray *git_dirs;      /* git_dirs_created (git-report.c) */
 
   struct termios saved_tio;
   gboolean tio_saved;
@@ -298,7 +300,11 @@ daemon_audit (const FsgAuditEvent *event, gpointer user_data)
   g_autofree char *line = NULL;
 
   if (!event->denied)
-    return;
+    {
+      if (g_strcmp0 (event->op, FSG_GIT_DIR_CREATED) == 0)
+        fsg_git_report_event (fd, event);
+      return;
+    }
   text = fsg_audit_event_to_json (event, FSG_AUDIT_FORMAT_REPORT);
   line = g_strconcat (text, "\n", NULL);
   g_mutex_lock (&audit_lock);
@@ -563,7 +569,9 @@ read_audit (FsgRun *run)
         {
           JsonNode *node = json_node_copy (json_parser_get_root (parser));
 
-          if (is_setup_denial (run, node))
+          if (fsg_git_report_take (run->git_dirs, node))
+            json_node_unref (node); /* a git dir the command made is not a denial */
+          else if (is_setup_denial (run, node))
             {
               if (json_array_get_length (run->setup_denials) < 100)
                 json_array_add_element (run->setup_denials, node);
@@ -1488,6 +1496,7 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
   json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->denials));
   json_builder_set_member_name (b, "denials_total");
   json_builder_add_int_value (b, run->n_denials);
+  fsg_git_report_add (b, run->git_dirs);
   json_builder_set_member_name (b, "denials_unlisted");
   json_builder_add_int_value (b, run->denials_unlisted);
   json_builder_set_member_name (b, "setup_denials");
@@ -1637,6 +1646,7 @@ run_clear (FsgRun *run)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denial_index, g_hash_table_unref);
   g_clear_pointer (&run->denials, json_array_unref);
+  g_clear_pointer (&run->git_dirs, json_array_unref);
   g_clear_pointer (&run->setup_denials, json_array_unref);
   g_clear_pointer (&run->stubs, g_ptr_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
@@ -1893,6 +1903,7 @@ run_prepare (FsgRun *run, GError **error)
   if (!plan_host_flags (run, opts->policy, run->mount_tmp, error))
     return FALSE;
   build_mount_plan (run, mount_tmp);
+  fsg_hybrid_prepare (&run->spec, run->strings, opts->policy, opts->verbose > 0);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 
@@ -2182,6 +2193,7 @@ fsg_run (const FsgRunOptions *opts)
   run->audit_buf = g_string_new (NULL);
   run->denials = json_array_new ();
   run->setup_denials = json_array_new ();
+  run->git_dirs = json_array_new ();
   run->denial_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   run->to_pty = g_byte_array_new ();
   run->live[1].pending = g_byte_array_new ();

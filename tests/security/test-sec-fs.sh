@@ -232,21 +232,26 @@ is "[18] chmod u+s/g+s made inside is stripped on the host (root caller, no caps
 is "[18] ... no xattr reached the host" "$(python3 -c 'import os,sys; print(os.listxattr(sys.argv[1]))' "$WORK/myid")" "[]"
 
 # --- [19] persistence: .git/hooks, .git/config, the policy file -----------------------------------------------
+# (git protection, docs/security.md "Git"; every planting technique is in
+# tests/git/test-git-plant.sh with its positive control)
 mkdir -p "$WORK/.git/hooks"
 printf '[core]\n\tbare = false\n' > "$WORK/.git/config"
 echo '#!/bin/sh' > "$WORK/.git/hooks/pre-commit"
+echo plain > "$WORK/plain"
 printf '[filesystem]\ndeny-read = %s\n' "$TESTDIR/secret.txt" > "$WORK/policy.ini"
-before=$(hostsum "$WORK/.git"; md5sum < "$WORK/policy.ini")
+before=$(md5sum < "$WORK/.git/config"; md5sum < "$WORK/policy.ini")
 out=$(pyin -p ./policy.ini -- '
-print(e(os.open, ".git/hooks/pre-commit", os.O_WRONLY), e(os.open, ".git/hooks/post-checkout", os.O_WRONLY | os.O_CREAT),
-      e(os.open, ".git/config", os.O_WRONLY | os.O_APPEND), e(os.unlink, ".git/config"), e(os.rename, ".git/hooks", ".git/h2"),
-      e(os.chmod, ".git/hooks/pre-commit", 0o777), e(os.symlink, "/tmp/x", ".git/hooks/pre-push"))
+print(e(os.open, ".git/config", os.O_WRONLY | os.O_APPEND), e(os.chmod, ".git/hooks/pre-commit", 0o777),
+      e(os.symlink, "/tmp/x", ".git/hooks/pre-push"), e(os.link, "plain", ".git/hooks/post-merge"),
+      e(os.open, ".git/hooks/post-checkout", os.O_WRONLY | os.O_CREAT, 0o755),
+      oct(os.stat(".git/hooks/post-checkout").st_mode & 0o777))
 print(e(os.open, "policy.ini", os.O_WRONLY | os.O_TRUNC), e(os.unlink, "policy.ini"), e(os.rename, "y", "policy.ini"), rd("'"$TESTDIR"'/secret.txt"))')
-is "[19] .git/hooks and .git/config cannot be written, replaced, removed or renamed" "$(head -1 <<<"$out")" \
-  "EROFS EROFS EROFS EROFS EROFS EROFS EROFS"
+is "[19] .git/config cannot be written, no hook can be made executable, symlinked or linked" "$(head -1 <<<"$out")" \
+  "EPERM EPERM EPERM EPERM OK 0o644"
 is "[19,44] the --policy file in the workspace cannot be rewritten, removed or replaced (and still applies)" "$(tail -1 <<<"$out")" \
   "EROFS EROFS EROFS EACCES"
-is "[19,44] ... host files unchanged" "$(hostsum "$WORK/.git"; md5sum < "$WORK/policy.ini")" "$before"
+is "[19,44] ... host files unchanged, no executable hook" \
+  "$(md5sum < "$WORK/.git/config"; md5sum < "$WORK/policy.ini"; find "$WORK/.git/hooks" -type f -perm /111)" "$before"
 # included policy files: by their real path and by the name they were given
 # (a symlink), and an optional include that does not exist yet
 mkdir -p "$WORK/conf"
@@ -262,8 +267,9 @@ is "[19,44] included files, an absent optional include and a symlinked --policy 
   "$out" "EROFS EPERM EROFS EROFS EROFS EACCES"
 is "[19,44] ... host files unchanged, nothing created" \
   "$(md5sum < "$WORK/conf/common.ini"; md5sum < "$WORK/main.ini"; test -e "$WORK/local.ini" && echo created)" "$before"
-mv_out=$(pyin -- 'print(e(os.rename, ".git", "dotgit"))')
-check "[19] renaming .git (carrying hooks out of the rule) is refused ($mv_out)" test "$mv_out" = EXDEV -o "$mv_out" = EPERM
+mv_out=$(pyin -- 'print(e(os.rename, ".git", "dotgit"), e(os.rename, "dotgit", ".git"))')
+is "[19] renaming .git away and back: allowed, its hooks stay inert" \
+  "$mv_out $(find "$WORK/.git/hooks" -type f -perm /111)" "OK OK "
 
 # --- [20] create-then-chmod race: files appear on the host with their final mode --------------------
 mkdir -m 0777 "$WORK/modes"

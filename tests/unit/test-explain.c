@@ -144,7 +144,7 @@ test_describe_profile (void)
   expect_describe (policy, "/", "readonly / (profile workspace-write)");
   expect_describe (policy, "/etc/shadow", "deny-read /etc/shadow (profile workspace-write)");
   expect_describe (policy, "@T/cwd/.git/hooks/pre-push",
-                   "deny-write **/.git/hooks (profile workspace-write)");
+                   "writable @T/cwd (profile workspace-write)");
 }
 
 static void

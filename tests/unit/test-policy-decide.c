@@ -800,7 +800,7 @@ test_profile_workspace_write (void)
 {
   g_autoptr(FsgPolicy) policy = NULL;
   g_autofree char *runtime = subst ("@T/prof/run");
-  guint root_ro, cwd_rw, ssh, pem, env, envx, idrsa, shadow, proc, run, varrun, rt, hooks, config;
+  guint root_ro, cwd_rw, ssh, pem, env, envx, idrsa, shadow, proc, run, varrun, rt;
 
   make_tree (profile_tree);
   policy = build (NULL, "prof/cwd", "prof/home", runtime, NULL, NULL);
@@ -818,8 +818,7 @@ test_profile_workspace_write (void)
   run = rule_index (policy, FSG_RULE_DENY_READ, "/run");
   varrun = rule_index (policy, FSG_RULE_DENY_READ, "/var/run/*");
   rt = rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/run");
-  hooks = rule_index (policy, FSG_RULE_DENY_WRITE, "**/.git/hooks");
-  config = rule_index (policy, FSG_RULE_DENY_WRITE, "**/.git/config");
+  g_assert_true (fsg_policy_git_protect (policy));
   g_assert_cmpstr (fsg_policy_rules (policy, NULL)[ssh]->origin, ==, "profile workspace-write");
   g_assert_cmpint (fsg_policy_rules (policy, NULL)[ssh]->origin_kind, ==, FSG_ORIGIN_PROFILE);
 
@@ -876,8 +875,10 @@ test_profile_workspace_write (void)
   check (policy, "@T/prof/home/.config/containers/auth.json", FSG_ACCESS_DENY,
          (int) rule_index (policy, FSG_RULE_DENY_READ, "@T/prof/home/.config/containers/auth.json"), P);
   check (policy, "@T/prof/cwd/id_rsa.pub", FSG_ACCESS_DENY, (int) idrsa, P);
-  check (policy, "@T/prof/cwd/.git/hooks/pre-commit", FSG_ACCESS_RO, (int) hooks, 0);
-  check (policy, "@T/prof/cwd/.git/config", FSG_ACCESS_RO, (int) config, P);
+  /* git protection is decided in the view, per operation: the paths of a
+   * git dir are plain writable paths for the rules */
+  check (policy, "@T/prof/cwd/.git/hooks/pre-commit", FSG_ACCESS_RW, (int) cwd_rw, 0);
+  check (policy, "@T/prof/cwd/.git/config", FSG_ACCESS_RW, (int) cwd_rw, 0);
   check (policy, "@T/prof/cwd/.git/HEAD", FSG_ACCESS_RW, (int) cwd_rw, 0);
   check (policy, "@T/prof/home/.ssh/id_ed25519", FSG_ACCESS_DENY, (int) ssh, 0);
   check (policy, "@T/prof/home/.bashrc", FSG_ACCESS_RO, (int) root_ro, 0);
@@ -1130,6 +1131,8 @@ typedef struct
   GPtrArray *rules_text; /* "flag value" of the current set, for messages */
   guint paths;
   guint failures;
+  guint uniform;       /* uniform states met */
+  guint below_uniform; /* paths checked below them */
 } PropCtx;
 
 static void
@@ -1250,6 +1253,64 @@ compare_one (PropCtx *ctx, const FsgPolicy *policy, const char *path, const FsgP
     }
 }
 
+
+/* Below a uniform state, every path, for any names (random ones too, as
+ * names created later would be), gets the same access from the incremental
+ * engine and from the whole-path one, and is never denied. */
+static void
+check_uniform_below (PropCtx *ctx, const FsgPolicy *policy, GString *path,
+                     const FsgPathState *top, const FsgPathState *parent, guint depth)
+{
+  if (depth == 3)
+    return;
+  for (guint j = 0; j < 2; j++)
+    {
+      char rnd[12];
+      const char *name;
+      gsize len = path->len;
+      FsgPathState child, whole;
+
+      if (j == 0)
+        {
+          /* a random name of pattern-ish bytes */
+          static const char alphabet[] = "abxyz.-_*?[]!eknprsgt0";
+          guint n = (guint) g_test_rand_int_range (1, sizeof rnd - 1);
+          for (guint k = 0; k < n; k++)
+            rnd[k] = alphabet[g_test_rand_int_range (0, sizeof alphabet - 1)];
+          rnd[n] = '\0';
+          if (strcmp (rnd, ".") == 0 || strcmp (rnd, "..") == 0)
+            continue;
+          name = rnd;
+        }
+      else
+        name = pick (walk_names, G_N_ELEMENTS (walk_names));
+      child = fsg_policy_child_state (policy, parent, name);
+      if (path->len > 1)
+        g_string_append_c (path, '/');
+      g_string_append (path, name);
+      whole = fsg_policy_decide (policy, path->str);
+      ctx->below_uniform++;
+      if (child.access != top->access || whole.access != top->access ||
+          !fsg_path_state_uniform (policy, &child))
+        {
+          ctx->failures++;
+          if (ctx->failures <= 5)
+            {
+              g_autoptr(GString) msg = g_string_new (NULL);
+              g_string_printf (msg, "%s: below a uniform %s directory, incremental %s, whole-path %s%s; rules:",
+                               path->str, fsg_access_to_string (top->access),
+                               fsg_access_to_string (child.access), fsg_access_to_string (whole.access),
+                               fsg_path_state_uniform (policy, &child) ? "" : ", and not uniform itself");
+              describe_rules (policy, msg);
+              g_test_fail_printf ("%s", msg->str);
+            }
+        }
+      else
+        check_uniform_below (ctx, policy, path, top, &child, depth + 1);
+      g_string_truncate (path, len);
+    }
+}
+
 static void
 walk_random_names (PropCtx *ctx, const FsgPolicy *policy, GString *path,
                    const FsgPathState *parent, guint depth, const char *const *names, guint n)
@@ -1274,6 +1335,16 @@ walk_random_names (PropCtx *ctx, const FsgPolicy *policy, GString *path,
         g_string_append_c (path, '/');
       g_string_append (path, names[idx]);
       compare_one (ctx, policy, path->str, &child);
+      if (fsg_path_state_uniform (policy, &child))
+        {
+          ctx->uniform++;
+          /* under AddressSanitizer the whole-path side is slow: every
+           * eighth uniform state */
+#if defined(__SANITIZE_ADDRESS__)
+          if (ctx->uniform % 8 == 0)
+#endif
+            check_uniform_below (ctx, policy, path, &child, &child, 0);
+        }
       walk_random_names (ctx, policy, path, &child, depth + 1, names, n);
       g_string_truncate (path, len);
     }
@@ -1416,9 +1487,16 @@ test_incremental_equals_whole (void)
         break;
       check_rule_set (&ctx, policy);
     }
-  g_test_message ("%u rule sets, %u paths compared in %.2f s", set, ctx.paths,
-                  (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC);
+  g_test_message ("%u rule sets, %u paths compared in %.2f s; %u uniform directories, "
+                  "%u paths checked below them", set, ctx.paths,
+                  (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC, ctx.uniform,
+                  ctx.below_uniform);
   g_assert_cmpuint (ctx.failures, ==, 0);
+#if defined(__SANITIZE_ADDRESS__)
+  g_assert_cmpuint (ctx.uniform, >, 100);
+#else
+  g_assert_cmpuint (ctx.uniform, >, 1000);
+#endif
   g_assert_cmpuint (ctx.paths, >, 150 * 300);
   set_mode ("@T/prop/b", 0755);
   set_mode ("@T/prop", 0755);

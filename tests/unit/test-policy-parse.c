@@ -69,7 +69,7 @@ static const ErrorCase error_cases[] = {
     "pol.ini:2: unknown group [bogus] (known: [policy], [filesystem]" },
   { "unknown-key", "[filesystem]\nreadonly = /\nwriteable = /tmp\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:3: unknown key 'writeable' in [filesystem] (known: writable, readonly, deny-read, "
-    "deny-write, secret-names, hide-denied, devices, setid)" },
+    "deny-write, secret-names, hide-denied, git, devices, setid)" },
   { "bad-devices", "[filesystem]\ndevices = yes\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
     "pol.ini:2: key 'devices' in [filesystem]: 'yes' is not one of refuse, allow" },
   { "bad-setid", "[filesystem]\nsetid = Keep\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
