@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # bench-run.sh: fsgate-run against bwrap and no sandbox on the workloads of
-# issue 15, with the hybrid view on (the default) and off (FSGATE_HYBRID=0),
+# issue 15, with the opt-in hybrid view on (FSGATE_HYBRID=1) and off (the default),
 # all in one run and interleaved, so that the ratios hold on a loaded machine.
 #
 #   startup          `-- true`, median of --start-runs (15)
