@@ -394,13 +394,21 @@ config_problem (const char *data, gsize len)
   return g_strdup_printf ("config sets %s, which makes git run a program", key);
 }
 
-/* @name in @dfd as a config file of a git dir: NULL when absent or safe. */
+static int install_copy (int pfd, const char *name, int npfd, const char *newname,
+                         const char *data, gsize len, const struct stat *st, unsigned int flags);
+
+/* @name in @dfd as a config file of a directory becoming a git dir: NULL
+ * when absent or safe. A safe one is installed again (a checked copy
+ * renamed over the name), so that a descriptor opened on it before, while
+ * the directory was not a git dir, is left on an unlinked file: writes,
+ * mmap and copy_file_range through it change nothing git reads. */
 static char *
 check_config_file (int dfd, const char *name)
 {
   struct stat st;
   fsg_autofd int fd = -1;
   g_autofree char *data = NULL;
+  char *problem;
   gsize len = 0;
 
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -412,7 +420,12 @@ check_config_file (int dfd, const char *name)
   fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
     return g_strdup_printf ("%s cannot be checked", name);
-  return config_problem (data, len);
+  if ((problem = config_problem (data, len)) != NULL)
+    return problem;
+  if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
+    return g_strdup_printf ("%s cannot be installed again (a descriptor open on it would stay "
+                            "writable)", name);
+  return NULL;
 }
 
 /* The entries of a hooks directory @hfd: none that git would run. */
@@ -555,6 +568,28 @@ fsg_git_lock (FsgFs *fs, FsgInode *parent, const char *name, FsgInode *parent2,
   if (!fs->git_protect)
     return l;
   if (always || is_watched (fs, parent, name) || is_watched (fs, parent2, name2))
+    {
+      g_mutex_lock (&fs->git_op_lock);
+      l.held = TRUE;
+    }
+  return l;
+}
+
+FsgGitLock
+fsg_git_lock_open (FsgFs *fs, FsgInode *inode, gboolean write)
+{
+  FsgGitLock l = { fs, FALSE };
+  gboolean watched;
+
+  if (!fs->git_protect || !write || inode->kind != FSG_INODE_HOST)
+    return l;
+  g_mutex_lock (&fs->lock);
+  {
+    const char *n = fsg_inode_name_locked (inode);
+    watched = n != NULL && (is_config_name (n) || is_redirect_name (n));
+  }
+  g_mutex_unlock (&fs->lock);
+  if (watched)
     {
       g_mutex_lock (&fs->git_op_lock);
       l.held = TRUE;

@@ -146,6 +146,10 @@ plant "a new repository inside the tree (git init, then git config)" \
   "$P git init -q repo/sub/dir; git -C repo/sub/dir config core.fsmonitor \$PWD/p"
 plant "a new .git dir made by hand, config before HEAD" \
   "$P mkdir repo/sub/dir/.git; printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > repo/sub/dir/.git/config; cp -r repo/.git/objects repo/.git/refs repo/.git/HEAD repo/sub/dir/.git/"
+plant "a config opened before its dir became a git dir, written after (gitdir: file)" \
+  "$P cd repo; mkdir -p .x/objects; cp -r .git/objects/. .x/objects/; echo 'ref: refs/heads/main' > .x/HEAD; printf '[core]\n\trepositoryformatversion = 0\n' > .x/config; exec 3<>.x/config; cp -r .git/refs .x/refs; printf '[core]\n\tfsmonitor = %s/p\n' \$(dirname \$PWD) >&3; mv .git .gitold; echo 'gitdir: .x' > .git"
+plant "a config opened before its dir was renamed to .git, written after" \
+  "$P mkdir -p .x/objects; cp -r repo/.git/objects/. .x/objects/; echo 'ref: refs/heads/main' > .x/HEAD; printf '[core]\n\trepositoryformatversion = 0\n' > .x/config; exec 3<>.x/config; mv .x repo/sub/dir/.git; cp -r repo/.git/refs repo/sub/dir/.git/refs; printf '[core]\n\tfsmonitor = %s/p\n' \$PWD >&3"
 plant "a git dir built elsewhere and renamed to .git" \
   "$P $EVIL mv .x repo/sub/dir/.git"
 plant "a .git replaced by a symlink to an attacker dir" \
