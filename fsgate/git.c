@@ -381,17 +381,52 @@ read_checked (int fd, gsize *out_len)
   return g_string_free (s, FALSE);
 }
 
-/* The problem with a config file's content, or NULL. */
+typedef struct
+{
+  FsgFs *fs;
+  const char *gitdir;
+  char *problem;
+} Worktree;
+
+static void
+worktree_cb (const char *var, const char *value, gpointer data)
+{
+  Worktree *w = data;
+  g_autofree char *path = NULL;
+  FsgPathState st;
+
+  if (w->problem != NULL || strcmp (var, "core.worktree") != 0 || value == NULL ||
+      value[0] == '\0')
+    return;
+  /* git takes a relative core.worktree relative to the git dir; the value
+   * is resolved here without following symlinks (docs/security.md says
+   * what that leaves open) */
+  if (!g_path_is_absolute (value) && w->gitdir == NULL)
+    {
+      w->problem = g_strdup ("config sets core.worktree, and the git dir's path is unknown");
+      return;
+    }
+  path = g_canonicalize_filename (value, w->gitdir);
+  st = fsg_policy_decide (w->fs->policy, path);
+  if (st.access != FSG_ACCESS_RW)
+    w->problem = g_strdup_printf ("config sets core.worktree to %s, outside the writable roots "
+                                  "(the host's git would write files there)", path);
+}
+
+/* The problem with a config file's content, or NULL. @gitdir is the path of
+ * the git dir it is (or becomes) the config of, NULL when not known. */
 static char *
-config_problem (const char *data, gsize len)
+config_problem (FsgFs *fs, const char *gitdir, const char *data, gsize len)
 {
   g_autofree char *key = fsg_git_config_find_program (data, len);
+  Worktree w = { fs, gitdir, NULL };
 
-  if (key == NULL)
-    return NULL;
-  if (g_str_has_prefix (key, "a syntax error"))
+  if (key != NULL && g_str_has_prefix (key, "a syntax error"))
     return g_strdup_printf ("config with %s", key);
-  return g_strdup_printf ("config sets %s, which makes git run a program", key);
+  if (key != NULL)
+    return g_strdup_printf ("config sets %s, which makes git run a program", key);
+  fsg_git_config_scan (data, len, worktree_cb, &w, NULL);
+  return w.problem;
 }
 
 static int install_copy (int pfd, const char *name, int npfd, const char *newname,
@@ -403,7 +438,7 @@ static int install_copy (int pfd, const char *name, int npfd, const char *newnam
  * the directory was not a git dir, is left on an unlinked file: writes,
  * mmap and copy_file_range through it change nothing git reads. */
 static char *
-check_config_file (int dfd, const char *name)
+check_config_file (FsgFs *fs, const char *gitdir, int dfd, const char *name)
 {
   struct stat st;
   fsg_autofd int fd = -1;
@@ -420,7 +455,7 @@ check_config_file (int dfd, const char *name)
   fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
     return g_strdup_printf ("%s cannot be checked", name);
-  if ((problem = config_problem (data, len)) != NULL)
+  if ((problem = config_problem (fs, gitdir, data, len)) != NULL)
     return problem;
   if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
     return g_strdup_printf ("%s cannot be installed again (a descriptor open on it would stay "
@@ -465,13 +500,13 @@ check_hooks_entries (int hfd)
 
 /* Everything git would run from the git dir @dfd: NULL when nothing. */
 static char *
-check_gitdir_contents (int dfd)
+check_gitdir_contents (FsgFs *fs, const char *gitdir, int dfd)
 {
   struct stat st;
   char *problem;
 
-  if ((problem = check_config_file (dfd, "config")) != NULL ||
-      (problem = check_config_file (dfd, "config.worktree")) != NULL)
+  if ((problem = check_config_file (fs, gitdir, dfd, "config")) != NULL ||
+      (problem = check_config_file (fs, gitdir, dfd, "config.worktree")) != NULL)
     return problem;
   if (fstatat (dfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0)
     {
@@ -656,10 +691,12 @@ check_becomes_gitdir (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *dir,
 {
   g_autofree char *problem = NULL;
   g_autofree char *why = NULL;
+  g_autofree char *dirpath = NULL;
 
   if (!is_signature_name (name) || gitdir_like (dirname, dfd) || !gitdir_shape (dfd, name))
     return 0;
-  problem = check_gitdir_contents (dfd);
+  dirpath = fsg_inode_path (fs, dir, NULL);
+  problem = check_gitdir_contents (fs, dirpath, dfd);
   if (problem != NULL)
     {
       why = g_strdup_printf ("would make a git dir whose %s", problem);
@@ -913,6 +950,7 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       fsg_autofd int fd = -1;
       g_autofree char *data = NULL;
       g_autofree char *problem = NULL;
+      g_autofree char *dirpath = NULL;
       gsize len = 0;
 
       if (!S_ISREG (st.st_mode))
@@ -920,7 +958,8 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       fd = openat (pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
         return git_deny (fs, req, "rename", np, npname, newname, "cannot be checked", EPERM);
-      problem = config_problem (data, len);
+      dirpath = fsg_inode_path (fs, np, NULL);
+      problem = config_problem (fs, dirpath, data, len);
       if (problem != NULL)
         return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
       return install_copy (pfd, name, npfd, newname, data, len, &st, flags);
@@ -970,8 +1009,9 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
   if (strcmp (newname, ".git") == 0 && S_ISDIR (st.st_mode))
     {
       fsg_autofd int dfd = openat (pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      g_autofree char *dirpath = fsg_inode_path (fs, np, newname);
       g_autofree char *problem = dfd < 0 ? g_strdup ("cannot be checked")
-                                         : check_gitdir_contents (dfd);
+                                         : check_gitdir_contents (fs, dirpath, dfd);
 
       if (problem != NULL)
         {

@@ -181,6 +181,26 @@ check "control: a hook planted in the global init.templateDir runs in a reposito
 check "fsgate-run: a hook planted in the global init.templateDir planted nothing" \
   test ! -e "$TESTDIR/mark-ts"
 
+# core.worktree outside the workspace: the host's next checkout or reset
+# writes the repository's files there ($HOME/.gitconfig with core.fsmonitor).
+for mode in c s; do
+  fixture "$TESTDIR/w$mode"
+  mkdir -p "$TESTDIR/h$mode"
+  script="M='$TESTDIR/mark-w$mode'; $P printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > repo/.gitconfig; git -C repo add .gitconfig; git -C repo commit -qm g; git -C repo config core.worktree '$TESTDIR/h$mode'"
+  if [ $mode = c ]; then
+    (cd "$TESTDIR/w$mode" && sh -c "$script") >/dev/null 2>&1
+  else
+    (cd "$TESTDIR/w$mode" && run_fsg ${GIT_PLANT_POLICY:+--policy "$GIT_PLANT_POLICY"} -- sh -c "$script") >/dev/null 2>&1
+  fi
+  (cd "$TESTDIR/w$mode/repo" && git reset -q --hard && HOME="$TESTDIR/h$mode" git status) </dev/null >/dev/null 2>&1
+done
+check "control: core.worktree outside the workspace makes the host's reset write \$HOME/.gitconfig" \
+  test -s "$TESTDIR/mark-wc"
+check "fsgate-run: core.worktree outside the workspace planted nothing" \
+  test ! -e "$TESTDIR/mark-ws"
+check "fsgate-run: core.worktree outside the workspace is not in the config" \
+  test -z "$(git -C "$TESTDIR/ws/repo" config core.worktree)"
+
 # The denials carry the rule and reach the report.
 cd "$TESTDIR" && mkdir -p rep && cd rep
 fixture "$TESTDIR/rep"
