@@ -236,6 +236,49 @@ is_hooks_dir (FsgFs *fs, FsgInode *dir)
   return r;
 }
 
+/* Rebase and sequencer state: the todo list of `git rebase --continue` and
+ * `git cherry-pick --continue`, whose exec (x) lines run shell commands. */
+static const char *
+todo_name_of (const char *statedir)
+{
+  if (statedir == NULL)
+    return NULL;
+  if (strcmp (statedir, "rebase-merge") == 0)
+    return "git-rebase-todo";
+  if (strcmp (statedir, "sequencer") == 0)
+    return "todo";
+  return NULL;
+}
+
+static gboolean
+is_todo_name (const char *statedir, const char *name)
+{
+  const char *t = todo_name_of (statedir);
+
+  return t != NULL && name != NULL && strcmp (t, name) == 0;
+}
+
+/* Is the directory @dir (an inode) rebase-merge/ or sequencer/ of a git dir? */
+static gboolean
+is_state_dir (FsgFs *fs, FsgInode *dir)
+{
+  g_autofree char *name = inode_name (fs, dir);
+  g_autofree char *gname = NULL;
+  FsgInode *g;
+  gboolean r;
+  int gfd = -1;
+
+  if (todo_name_of (name) == NULL)
+    return FALSE;
+  g = parent_pin (fs, dir, &gfd);
+  if (g == NULL)
+    return FALSE;
+  gname = inode_name (fs, g);
+  r = gitdir_like (gname, gfd);
+  parent_unpin (fs, g);
+  return r;
+}
+
 static gboolean
 is_redirect_name (const char *n)
 {
@@ -463,6 +506,79 @@ check_config_file (FsgFs *fs, const char *gitdir, int dfd, const char *name)
   return NULL;
 }
 
+/* An exec (x) line of a todo list, or NULL. */
+static char *
+todo_problem (const char *data, gsize len)
+{
+  const char *p = data, *end = data + len;
+
+  while (p < end)
+    {
+      const char *eol = memchr (p, '\n', (gsize) (end - p));
+      const char *w;
+      gsize n;
+
+      if (eol == NULL)
+        eol = end;
+      while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+      for (w = p; w < eol && *w != ' ' && *w != '\t' && *w != '\r'; w++)
+        ;
+      n = (gsize) (w - p);
+      if ((n == 4 && memcmp (p, "exec", 4) == 0) || (n == 1 && *p == 'x'))
+        return g_strdup ("todo list with an exec line, which makes git run a command at --continue");
+      p = eol + 1;
+    }
+  return NULL;
+}
+
+/* The todo list @name in @dfd (a rebase-merge/ or sequencer/ directory):
+ * NULL when absent or safe; a safe one is installed again, as a config. */
+static char *
+check_todo_file (int dfd, const char *name)
+{
+  struct stat st;
+  fsg_autofd int fd = -1;
+  g_autofree char *data = NULL;
+  char *problem;
+  gsize len = 0;
+
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return NULL;
+  if (!S_ISREG (st.st_mode))
+    return g_strdup_printf ("%s is not a regular file", name);
+  if (st.st_nlink > 1)
+    return g_strdup_printf ("%s has another hard link", name);
+  fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
+    return g_strdup_printf ("%s cannot be checked", name);
+  if ((problem = todo_problem (data, len)) != NULL)
+    return problem;
+  if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
+    return g_strdup_printf ("%s cannot be installed again", name);
+  return NULL;
+}
+
+/* The todo list in the state directory @statedir (rebase-merge or
+ * sequencer) of the git dir @gfd. */
+static char *
+check_state_dir (int gfd, const char *statedir)
+{
+  struct stat st;
+  fsg_autofd int sfd = -1;
+
+  if (fstatat (gfd, statedir, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return NULL;
+  if (S_ISLNK (st.st_mode))
+    return g_strdup_printf ("%s is a symlink", statedir);
+  if (!S_ISDIR (st.st_mode))
+    return NULL;
+  sfd = openat (gfd, statedir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sfd < 0)
+    return g_strdup_printf ("%s cannot be checked", statedir);
+  return check_todo_file (sfd, todo_name_of (statedir));
+}
+
 /* The entries of a hooks directory @hfd: none that git would run. */
 static char *
 check_hooks_entries (int hfd)
@@ -506,7 +622,9 @@ check_gitdir_contents (FsgFs *fs, const char *gitdir, int dfd)
   char *problem;
 
   if ((problem = check_config_file (fs, gitdir, dfd, "config")) != NULL ||
-      (problem = check_config_file (fs, gitdir, dfd, "config.worktree")) != NULL)
+      (problem = check_config_file (fs, gitdir, dfd, "config.worktree")) != NULL ||
+      (problem = check_state_dir (dfd, "rebase-merge")) != NULL ||
+      (problem = check_state_dir (dfd, "sequencer")) != NULL)
     return problem;
   if (fstatat (dfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0)
     {
@@ -586,7 +704,9 @@ is_watched (FsgFs *fs, FsgInode *parent, const char *name)
   if (parent == NULL || name == NULL)
     return FALSE;
   if (is_config_name (name) || is_signature_name (name) || is_redirect_name (name) ||
-      strcmp (name, "hooks") == 0 || strcmp (name, ".git") == 0)
+      strcmp (name, "hooks") == 0 || strcmp (name, ".git") == 0 ||
+      todo_name_of (name) != NULL || strcmp (name, "git-rebase-todo") == 0 ||
+      strcmp (name, "todo") == 0)
     return TRUE;
   g_mutex_lock (&fs->lock);
   hooks = g_strcmp0 (fsg_inode_name_locked (parent), "hooks") == 0;
@@ -621,7 +741,8 @@ fsg_git_lock_open (FsgFs *fs, FsgInode *inode, gboolean write)
   g_mutex_lock (&fs->lock);
   {
     const char *n = fsg_inode_name_locked (inode);
-    watched = n != NULL && (is_config_name (n) || is_redirect_name (n));
+    watched = n != NULL && (is_config_name (n) || is_redirect_name (n) ||
+                            strcmp (n, "git-rebase-todo") == 0 || strcmp (n, "todo") == 0);
   }
   g_mutex_unlock (&fs->lock);
   if (watched)
@@ -750,11 +871,21 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
       return 0;
     }
 
+  if (is_todo_name (pname, name) && is_state_dir (fs, parent))
+    return git_deny (fs, req, op, parent, pname, name,
+                     "written only by renaming a checked file over it (no exec line)", EPERM);
   if (!is_config_name (name) && !is_signature_name (name) && strcmp (name, "hooks") != 0 &&
-      strcmp (name, ".git") != 0 && !is_redirect_name (name))
+      strcmp (name, ".git") != 0 && !is_redirect_name (name) && todo_name_of (name) == NULL)
     return 0;
   if ((pfd = fsg_pin (&pin, fs, parent)) < 0)
     return 0; /* the operation itself will fail */
+  if (todo_name_of (name) != NULL)
+    {
+      if (type == S_IFLNK && gitdir_like (pname, pfd))
+        return git_deny (fs, req, op, parent, pname, name, "rebase state may not be a symlink",
+                         EPERM);
+      return 0;
+    }
 
   if (strcmp (name, ".git") == 0)
     {
@@ -794,6 +925,9 @@ fsg_git_check_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode)
   if (is_config_name (name) && gitdir_like (pname, pfd))
     r = git_deny (fs, req, op, p, pname, name,
                   "written only by renaming a checked file over it (git's config.lock)", EPERM);
+  else if (is_todo_name (pname, name) && is_state_dir (fs, p))
+    r = git_deny (fs, req, op, p, pname, name,
+                  "written only by renaming a checked file over it (no exec line)", EPERM);
   else if (is_redirect_name (name) && gitdir_like (pname, pfd) && !redirect_allowed (fs, p))
     r = git_deny (fs, req, op, p, pname, name,
                   "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
@@ -935,9 +1069,12 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       if (np_hooks || p_hooks || is_config_name (name) || is_config_name (newname) ||
           is_signature_name (name) || is_signature_name (newname) ||
           strcmp (name, "hooks") == 0 || strcmp (newname, "hooks") == 0 ||
+          todo_name_of (name) != NULL || todo_name_of (newname) != NULL ||
+          is_state_dir (fs, p) || is_state_dir (fs, np) ||
           strcmp (name, ".git") == 0 || strcmp (newname, ".git") == 0)
         {
           if (gitdir_like (pname, pfd) || gitdir_like (npname, npfd) || np_hooks || p_hooks ||
+              is_state_dir (fs, p) || is_state_dir (fs, np) ||
               strcmp (name, ".git") == 0 || strcmp (newname, ".git") == 0)
             return git_deny (fs, req, "rename", np, npname, newname,
                              "an exchange would install content unchecked", EPERM);
@@ -963,6 +1100,43 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       if (problem != NULL)
         return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
       return install_copy (pfd, name, npfd, newname, data, len, &st, flags);
+    }
+
+  if (is_todo_name (npname, newname) && is_state_dir (fs, np))
+    {
+      fsg_autofd int fd = -1;
+      g_autofree char *data = NULL;
+      g_autofree char *problem = NULL;
+      gsize len = 0;
+
+      if (!S_ISREG (st.st_mode))
+        return git_deny (fs, req, "rename", np, npname, newname, "not a regular file", EPERM);
+      fd = openat (pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
+        return git_deny (fs, req, "rename", np, npname, newname, "cannot be checked", EPERM);
+      if ((problem = todo_problem (data, len)) != NULL)
+        return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
+      return install_copy (pfd, name, npfd, newname, data, len, &st, flags);
+    }
+
+  if (todo_name_of (newname) != NULL && gitdir_like (npname, npfd))
+    {
+      g_autofree char *problem = NULL;
+
+      if (S_ISLNK (st.st_mode))
+        return git_deny (fs, req, "rename", np, npname, newname,
+                         "rebase state may not be a symlink", EPERM);
+      if (S_ISDIR (st.st_mode))
+        {
+          /* checked under its old name: the todo name is the new one's */
+          fsg_autofd int sfd = openat (pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+          problem = sfd < 0 ? g_strdup ("cannot be checked")
+                            : check_todo_file (sfd, todo_name_of (newname));
+          if (problem != NULL)
+            return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
+        }
+      return 0;
     }
 
   if (np_hooks && !fsg_git_is_sample_name (newname))

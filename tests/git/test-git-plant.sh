@@ -201,6 +201,29 @@ check "fsgate-run: core.worktree outside the workspace planted nothing" \
 check "fsgate-run: core.worktree outside the workspace is not in the config" \
   test -z "$(git -C "$TESTDIR/ws/repo" config core.worktree)"
 
+# Rebase state: a rebase stopped on the host (a break), then the command
+# puts an exec line in the todo list; the host's `git rebase --continue`
+# runs it. Written in place, renamed over it, and a whole rebase-merge/
+# replaced by a prepared one.
+for mode in c s; do
+  fixture "$TESTDIR/b$mode"
+  git -C "$TESTDIR/b$mode/repo" commit -q --allow-empty -m two
+  GIT_SEQUENCE_EDITOR="sed -i '1i break'" git -C "$TESTDIR/b$mode/repo" rebase -q -i HEAD~1 </dev/null >/dev/null 2>&1
+  X="exec echo ran >> '$TESTDIR/mark-b$mode'"
+  T=repo/.git/rebase-merge/git-rebase-todo
+  script="echo \"$X\" >> $T; echo \"$X\" > t; mv t $T; cp -r repo/.git/rebase-merge rm2; echo \"$X\" > rm2/git-rebase-todo; rm -rf repo/.git/rebase-merge; mv rm2 repo/.git/rebase-merge"
+  if [ $mode = c ]; then
+    (cd "$TESTDIR/b$mode" && sh -c "$script") >/dev/null 2>&1
+  else
+    (cd "$TESTDIR/b$mode" && run_fsg ${GIT_PLANT_POLICY:+--policy "$GIT_PLANT_POLICY"} -- sh -c "$script") >/dev/null 2>&1
+  fi
+  git -C "$TESTDIR/b$mode/repo" rebase --continue </dev/null >/dev/null 2>&1
+done
+check "control: an exec line in a stopped rebase's todo list runs at the host's git rebase --continue" \
+  test -s "$TESTDIR/mark-bc"
+check "fsgate-run: an exec line in a stopped rebase's todo list planted nothing" \
+  test ! -e "$TESTDIR/mark-bs"
+
 # The denials carry the rule and reach the report.
 cd "$TESTDIR" && mkdir -p rep && cd rep
 fixture "$TESTDIR/rep"
