@@ -58,6 +58,7 @@ fsg_cmd_explain (int argc, char **argv)
 {
   g_autoptr(FsgPolicy) policy = NULL;
   g_autofree char *cwd = g_get_current_dir ();
+  g_autoptr(GPtrArray) plan = NULL;
   int status = 0;
   gboolean mount_view = FALSE;
   const GOptionEntry extra[] = {
@@ -72,6 +73,9 @@ fsg_cmd_explain (int argc, char **argv)
                               "from. fsgate-run adds its own /proc, a minimal /dev and a private\n"
                               "/tmp (tmp (private), dev, proc below); --mount explains the view of\n"
                               "`fsgate mount` instead, which is the policy alone.\n"
+                              "Paths that fsgate-run's hybrid view shows through a read-only bind\n"
+                              "mount of the host directory (same decision, no daemon) end in\n"
+                              "[bound: DIR]; FSGATE_HYBRID=0 turns the hybrid view off.\n"
                               "\n"
                               "Example:\n"
                               "  $ fsgate explain ~/.ssh/id_rsa src/main.c /etc/passwd\n"
@@ -89,16 +93,32 @@ fsg_cmd_explain (int argc, char **argv)
       g_printerr ("fsgate explain: name at least one PATH (see fsgate explain --help)\n");
       return FSG_EXIT_USAGE;
     }
+  /* fsgate-run binds the uniform read-only trees of its hybrid view
+   * directly: mark the paths it would not serve through the daemon */
+  if (!mount_view && fsg_policy_hybrid_enabled ())
+    {
+      g_autofree char *mountinfo = NULL;
+
+      if (g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
+        plan = fsg_policy_hybrid_plan (policy, mountinfo);
+    }
   for (int i = 1; i < argc; i++)
     {
       g_autofree char *path = g_canonicalize_filename (argv[i], cwd);
       FsgPathState state = fsg_policy_decide (policy, path);
       g_autofree char *why = NULL;
       FsgAccess access = state.access;
+      const FsgHybridTree *bound = NULL;
 
       if (mount_view || !fsg_policy_run_place (policy, path, &access, &why))
-        why = fsg_path_state_describe (policy, &state);
-      printf ("%-6s  %s  %s\n", fsg_access_to_string (access), path, why);
+        {
+          why = fsg_path_state_describe (policy, &state);
+          bound = fsg_hybrid_plan_find (plan, path);
+        }
+      if (bound != NULL)
+        printf ("%-6s  %s  %s [bound: %s]\n", fsg_access_to_string (access), path, why, bound->path);
+      else
+        printf ("%-6s  %s  %s\n", fsg_access_to_string (access), path, why);
       if (access == FSG_ACCESS_RW)
         {
           g_autofree char *git = fsg_policy_git_explain (policy, path);

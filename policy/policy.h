@@ -272,6 +272,50 @@ const FsgRule *fsg_policy_deny_read_other (const FsgPolicy *policy, const char *
 gboolean fsg_policy_run_place (const FsgPolicy *policy, const char *path,
                                FsgAccess *out_access, char **out_why);
 
+/* ---- Uniform subtrees and the hybrid view (uniform.c) ------------------ */
+
+/* TRUE when every path below a directory whose state is @state, for any
+ * names (including names created later), gets @state's access and is never
+ * denied: no root or alias anchored below, no deny-read rule that can match
+ * below (anchored, glob or floating), and for a writable @state no
+ * deny-write rule either (for a read-only one deny-write changes nothing).
+ * @state must come from the incremental walk. */
+gboolean fsg_path_state_uniform (const FsgPolicy *policy, const FsgPathState *state);
+
+/* A maximal uniform directory of the host that fsgate-run would bind
+ * (served_why NULL), or why the view serves it after all. */
+typedef struct
+{
+  char *path;          /* canonical host path */
+  FsgAccess access;    /* of it and everything below */
+  const FsgRule *rule; /* the rule that decides it */
+  guint64 dev, ino;    /* its identity when planned */
+  guint64 nlink;       /* its subdirectories + 2, on most file systems */
+  char *served_why;    /* NULL: bound */
+} FsgHybridTree;
+
+/* At most this many trees are bound (FSGATE_HYBRID_MAX overrides): the
+ * shallowest, then those with the most subdirectories. */
+#define FSG_HYBRID_DEFAULT_MAX 16
+guint fsg_policy_hybrid_max_binds (void);
+
+void fsg_hybrid_tree_free (FsgHybridTree *tree);
+
+/* FALSE when FSGATE_HYBRID is 0, off, false or no. */
+gboolean fsg_policy_hybrid_enabled (void);
+
+/* fsgate-run's hybrid plan: walks the host from "/" through directories that
+ * are not uniform and returns the maximal uniform ones, sorted by path, each
+ * bound or with the reason it is served (writable; a place fsgate-run
+ * mounts itself; not a disk file system; a literally denied object
+ * reachable there by identity). Directories with host mount points below are
+ * split into their subdirectories. @mountinfo: the text of
+ * /proc/self/mountinfo. (transfer full) GPtrArray of FsgHybridTree */
+GPtrArray *fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo);
+
+/* The bound tree of @plan that holds @path, or NULL. */
+const FsgHybridTree *fsg_hybrid_plan_find (GPtrArray *plan, const char *path);
+
 /* ---- Explaining -------------------------------------------------------- */
 
 const char *fsg_access_to_string (FsgAccess access); /* "rw", "ro", "deny", "absent" */

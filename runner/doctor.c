@@ -100,6 +100,7 @@ fsg_stage_describe (FsgStage stage)
     case FSG_STAGE_UNSHARE_PID: return "creating the pid namespace";
     case FSG_STAGE_FORK_INIT: return "starting the sandbox init";
     case FSG_STAGE_HOST_FLAGS: return "giving the view the host's noexec/nosymfollow mount flags";
+    case FSG_STAGE_HYBRID: return "bind-mounting the uniform read-only host directories (hybrid view)";
     case FSG_STAGE_MOUNT_PROC: return "mounting /proc in the view";
     case FSG_STAGE_MOUNT_DEV: return "building /dev in the view";
     case FSG_STAGE_MOUNT_TMP: return "mounting /tmp in the view";
@@ -161,6 +162,9 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
       return HINT_PROC_LANDLOCK;
     case FSG_STAGE_SECCOMP:
       return HINT_SECCOMP;
+    case FSG_STAGE_HYBRID:
+      return "run with FSGATE_HYBRID=0 (the daemon then serves every path, with the same "
+             "decisions), and report this with the output of fsgate-run -v --doctor";
     case FSG_STAGE_CHDIR:
       return "the working directory must be readable in the view: add it with --ro/--rw when it "
              "is outside every root, or use -C DIR when a deny-read rule covers it (nothing "

@@ -86,9 +86,9 @@ main (int argc, char **argv)
       "Where a fresh /proc cannot be mounted (a container masks its /proc), exit 125 "
       "instead of showing the command the container's /proc (writes under it refused)", NULL },
     { "doctor", 0, 0, G_OPTION_ARG_NONE, &doctor,
-      "Check whether this system can run sandboxed commands, and what to change", NULL },
+      "Check whether this system can run sandboxed commands, and what to change (and what the hybrid view binds)", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
-      "Print timings, the reason of the exit and the environment variables dropped", NULL },
+      "Print timings, the reason of the exit, the environment variables dropped and what the hybrid view binds", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
       "No summary of denials on stderr after the run", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
@@ -135,7 +135,18 @@ main (int argc, char **argv)
       return 0;
     }
   if (doctor)
-    return fsg_doctor (verbose, no_proc_fallback);
+    {
+      int doctor_status = fsg_doctor (verbose, no_proc_fallback);
+      g_autoptr(FsgPolicy) dpolicy = fsg_policy_options_build (popts, NULL);
+
+      /* what a run with these policy options would bind and serve */
+      if (dpolicy != NULL)
+        {
+          g_autofree char *line = fsg_hybrid_summary (dpolicy);
+          g_print ("info  %s\n", line);
+        }
+      return doctor_status;
+    }
 
   /* GOption leaves a "--" that follows a non-option; drop the first one. */
   {

@@ -601,6 +601,13 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
 
   run_steps (spec);
+  {
+    guint bad;
+    int r = fsg_hybrid_bind_async_signal_safe (spec, &bad);
+
+    if (r < 0)
+      fail (spec, FSG_STAGE_HYBRID, -r);
+  }
 
   if (chdir (spec->view_dir) < 0)
     fail (spec, FSG_STAGE_PIVOT, errno);

@@ -1819,6 +1819,7 @@ run_prepare (FsgRun *run, GError **error)
   if (!plan_host_flags (run, opts->policy, run->mount_tmp, error))
     return FALSE;
   build_mount_plan (run, mount_tmp);
+  fsg_hybrid_prepare (&run->spec, run->strings, opts->policy, opts->verbose > 0);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 

@@ -116,6 +116,7 @@ typedef enum
   FSG_STAGE_UNSHARE_PID,
   FSG_STAGE_FORK_INIT,
   FSG_STAGE_HOST_FLAGS,
+  FSG_STAGE_HYBRID,
   FSG_STAGE_MOUNT_PROC,
   FSG_STAGE_MOUNT_DEV,
   FSG_STAGE_MOUNT_TMP,
@@ -266,6 +267,14 @@ typedef struct
   const char *data;
 } FsgMountStep;
 
+/* One read-only bind of the hybrid view (hybrid.c). */
+typedef struct
+{
+  const char *source;     /* host directory, canonical */
+  const char *target_rel; /* the same path below the view */
+  guint64 dev, ino;       /* what the plan saw there */
+} FsgHybridBind;
+
 /* Everything the sandbox side needs, prepared by R before clone(). */
 typedef struct
 {
@@ -284,6 +293,8 @@ typedef struct
   gboolean proc_fallback_ok; /* I may bind the container's /proc when a fresh one is refused */
   const FsgMountStep *steps;
   guint n_steps;
+  const FsgHybridBind *binds; /* hybrid view, made by I after the steps */
+  guint n_binds;
   const char *cwd;
   gboolean want_pty;
   gboolean stdout_pty, stderr_pty;
@@ -298,6 +309,17 @@ typedef struct
   struct sock_fprog prog_notify; /* len 0 when not wanted */
   struct sock_fprog prog_plain;
 } FsgSandboxSpec;
+
+/* Hybrid view (hybrid.c): plan the binds of fsg_policy_hybrid_plan() into
+ * @spec (strings kept in @strings); with @verbose, print what is bound and
+ * what is served. */
+void fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings, const FsgPolicy *policy,
+                         gboolean verbose);
+/* One line: what the hybrid view binds and what the daemon serves.
+ * (transfer full) */
+char *fsg_hybrid_summary (const FsgPolicy *policy);
+/* In I, before pivot_root: make the binds. 0, or -errno (*out_index: which). */
+int fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index);
 
 /* Sandbox side (namespaces.c). Runs in S; never returns. */
 G_GNUC_NORETURN void fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec);
@@ -320,6 +342,13 @@ gboolean fsg_syscall_filter_build (gboolean network_allowed,
                                    struct sock_fprog *out_plain,
                                    GError **error);
 void fsg_syscall_filter_clear (struct sock_fprog *prog);
+/* The same; @precompiled FALSE compiles them with libseccomp now even when
+ * the build precompiled them (gen-seccomp.c). */
+gboolean fsg_syscall_filter_build_full (gboolean network_allowed, gboolean precompiled,
+                                        struct sock_fprog *out_notify,
+                                        struct sock_fprog *out_plain, GError **error);
+/* TRUE when the build precompiled the programs. */
+gboolean fsg_syscall_filter_precompiled (void);
 
 /* Output capture (output.c): keeps the first and the last half of the cap
  * of a stream. After fsg_capture_finish(), @data is head + a marker line

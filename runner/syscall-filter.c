@@ -24,6 +24,12 @@
 #include <sys/stat.h>
 #include <termios.h>
 
+#ifdef FSG_WITH_PRECOMPILED_SECCOMP
+# include "runner/seccomp-precompiled.h"
+#else
+# define FSG_SECCOMP_PRECOMPILED 0
+#endif
+
 #ifndef TIOCLINUX
 # define TIOCLINUX 0x541C
 #endif
@@ -196,16 +202,53 @@ export_prog (scmp_filter_ctx ctx, struct sock_fprog *out, GError **error)
   return TRUE;
 }
 
+#if FSG_SECCOMP_PRECOMPILED
+static void
+copy_prog (struct sock_fprog *out, const struct sock_filter *insns, gsize n)
+{
+  out->len = n;
+  out->filter = g_memdup2 (insns, n * sizeof *insns);
+}
+#endif
+
 gboolean
 fsg_syscall_filter_build (gboolean network_allowed,
                           struct sock_fprog *out_notify,
                           struct sock_fprog *out_plain,
                           GError **error)
 {
+  return fsg_syscall_filter_build_full (network_allowed, TRUE, out_notify, out_plain, error);
+}
+
+gboolean
+fsg_syscall_filter_build_full (gboolean network_allowed,
+                               gboolean precompiled,
+                               struct sock_fprog *out_notify,
+                               struct sock_fprog *out_plain,
+                               GError **error)
+{
   fsg_auto_filter scmp_filter_ctx plain = NULL;
   fsg_auto_filter scmp_filter_ctx notify = NULL;
   struct sock_fprog p = { 0, NULL }, n = { 0, NULL };
 
+#if FSG_SECCOMP_PRECOMPILED
+  /* compiled by gen-seccomp at build time from this file's rules (the unit
+   * test /runner/seccomp/precompiled checks that they are the same) */
+  if (precompiled)
+    {
+      if (network_allowed)
+        copy_prog (out_plain, fsg_seccomp_net_plain, G_N_ELEMENTS (fsg_seccomp_net_plain));
+      else
+        {
+          copy_prog (out_plain, fsg_seccomp_nonet_plain, G_N_ELEMENTS (fsg_seccomp_nonet_plain));
+          copy_prog (out_notify, fsg_seccomp_nonet_notify, G_N_ELEMENTS (fsg_seccomp_nonet_notify));
+          return TRUE;
+        }
+      out_notify->len = 0;
+      out_notify->filter = NULL;
+      return TRUE;
+    }
+#endif
   plain = build_ctx (network_allowed, SCMP_ACT_ERRNO (EACCES), error);
   if (plain == NULL || !export_prog (plain, &p, error))
     return FALSE;
@@ -228,4 +271,10 @@ fsg_syscall_filter_clear (struct sock_fprog *prog)
 {
   g_clear_pointer (&prog->filter, g_free);
   prog->len = 0;
+}
+
+gboolean
+fsg_syscall_filter_precompiled (void)
+{
+  return FSG_SECCOMP_PRECOMPILED;
 }

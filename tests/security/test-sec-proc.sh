@@ -131,10 +131,20 @@ for c in move_mount fsconfig fspick mount_setattr; do
 done
 
 # --- [22] the old root is gone ---------------------------------------------------------------------------------
-out=$(run_fsg -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i == \"-\") print \$(i + 1)}" /proc/self/mountinfo | sort -u | tr "\n" " "; ls -d /tmp/oldroot /oldroot /.oldroot 2>/dev/null')
+out=$(FSGATE_HYBRID=0 run_fsg -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i == \"-\") print \$(i + 1)}" /proc/self/mountinfo | sort -u | tr "\n" " "; ls -d /tmp/oldroot /oldroot /.oldroot 2>/dev/null')
 fstype=$(findmnt -no FSTYPE / 2>/dev/null)
-check "[22] no host filesystem is mounted inside, only the view and the sandbox's own ($out; host / is $fstype)" \
+check "[22] FSGATE_HYBRID=0: no host filesystem is mounted inside, only the view and the sandbox's own ($out; host / is $fstype)" \
   test -z "$(tr ' ' '\n' <<<"$out" | grep -vxE 'fuse|proc|tmpfs|devtmpfs|devpts|')"
+# With the hybrid view (the default), every other mount is one of the
+# read-only binds that -v announces, and nothing of the old root is left.
+out=$(run_fsg -v -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i == \"-\") print \$5, \$6, \$(i + 1)}" /proc/self/mountinfo; ls -d /tmp/oldroot /oldroot /.oldroot 2>/dev/null' 2>&1)
+bound=" $(grep -o 'hybrid view: .* bound read-only ([^)]*)' <<<"$out" | sed 's/.*read-only (//; s/)$//') "
+bad=$(grep -v '^fsgate-run: ' <<<"$out" | while read -r point opts fs; do
+  case $fs in fuse|proc|tmpfs|devtmpfs|devpts) continue ;; esac
+  [[ "$bound" == *" $point "* && "$opts" == ro,nosuid,nodev* ]] || echo "$point $opts $fs"
+done)
+check "[22] hybrid view: the only host filesystems inside are the announced read-only, nosuid, nodev binds (${bad:-none other})" \
+  test -z "$bad" -a "$bound" != "  "
 
 # --- [42] host IPC, /dev/shm ---------------------------------------------------------------------------------------
 if command -v ipcmk >/dev/null && command -v ipcs >/dev/null; then

@@ -1093,6 +1093,8 @@ typedef struct
   GPtrArray *rules_text; /* "flag value" of the current set, for messages */
   guint paths;
   guint failures;
+  guint uniform;       /* uniform states met */
+  guint below_uniform; /* paths checked below them */
 } PropCtx;
 
 static void
@@ -1213,6 +1215,64 @@ compare_one (PropCtx *ctx, const FsgPolicy *policy, const char *path, const FsgP
     }
 }
 
+
+/* Below a uniform state, every path, for any names (random ones too, as
+ * names created later would be), gets the same access from the incremental
+ * engine and from the whole-path one, and is never denied. */
+static void
+check_uniform_below (PropCtx *ctx, const FsgPolicy *policy, GString *path,
+                     const FsgPathState *top, const FsgPathState *parent, guint depth)
+{
+  if (depth == 3)
+    return;
+  for (guint j = 0; j < 2; j++)
+    {
+      char rnd[12];
+      const char *name;
+      gsize len = path->len;
+      FsgPathState child, whole;
+
+      if (j == 0)
+        {
+          /* a random name of pattern-ish bytes */
+          static const char alphabet[] = "abxyz.-_*?[]!eknprsgt0";
+          guint n = (guint) g_test_rand_int_range (1, sizeof rnd - 1);
+          for (guint k = 0; k < n; k++)
+            rnd[k] = alphabet[g_test_rand_int_range (0, sizeof alphabet - 1)];
+          rnd[n] = '\0';
+          if (strcmp (rnd, ".") == 0 || strcmp (rnd, "..") == 0)
+            continue;
+          name = rnd;
+        }
+      else
+        name = pick (walk_names, G_N_ELEMENTS (walk_names));
+      child = fsg_policy_child_state (policy, parent, name);
+      if (path->len > 1)
+        g_string_append_c (path, '/');
+      g_string_append (path, name);
+      whole = fsg_policy_decide (policy, path->str);
+      ctx->below_uniform++;
+      if (child.access != top->access || whole.access != top->access ||
+          !fsg_path_state_uniform (policy, &child))
+        {
+          ctx->failures++;
+          if (ctx->failures <= 5)
+            {
+              g_autoptr(GString) msg = g_string_new (NULL);
+              g_string_printf (msg, "%s: below a uniform %s directory, incremental %s, whole-path %s%s; rules:",
+                               path->str, fsg_access_to_string (top->access),
+                               fsg_access_to_string (child.access), fsg_access_to_string (whole.access),
+                               fsg_path_state_uniform (policy, &child) ? "" : ", and not uniform itself");
+              describe_rules (policy, msg);
+              g_test_fail_printf ("%s", msg->str);
+            }
+        }
+      else
+        check_uniform_below (ctx, policy, path, top, &child, depth + 1);
+      g_string_truncate (path, len);
+    }
+}
+
 static void
 walk_random_names (PropCtx *ctx, const FsgPolicy *policy, GString *path,
                    const FsgPathState *parent, guint depth, const char *const *names, guint n)
@@ -1237,6 +1297,16 @@ walk_random_names (PropCtx *ctx, const FsgPolicy *policy, GString *path,
         g_string_append_c (path, '/');
       g_string_append (path, names[idx]);
       compare_one (ctx, policy, path->str, &child);
+      if (fsg_path_state_uniform (policy, &child))
+        {
+          ctx->uniform++;
+          /* under AddressSanitizer the whole-path side is slow: every
+           * eighth uniform state */
+#if defined(__SANITIZE_ADDRESS__)
+          if (ctx->uniform % 8 == 0)
+#endif
+            check_uniform_below (ctx, policy, path, &child, &child, 0);
+        }
       walk_random_names (ctx, policy, path, &child, depth + 1, names, n);
       g_string_truncate (path, len);
     }
@@ -1374,9 +1444,16 @@ test_incremental_equals_whole (void)
         break;
       check_rule_set (&ctx, policy);
     }
-  g_test_message ("%u rule sets, %u paths compared in %.2f s", set, ctx.paths,
-                  (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC);
+  g_test_message ("%u rule sets, %u paths compared in %.2f s; %u uniform directories, "
+                  "%u paths checked below them", set, ctx.paths,
+                  (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC, ctx.uniform,
+                  ctx.below_uniform);
   g_assert_cmpuint (ctx.failures, ==, 0);
+#if defined(__SANITIZE_ADDRESS__)
+  g_assert_cmpuint (ctx.uniform, >, 100);
+#else
+  g_assert_cmpuint (ctx.uniform, >, 1000);
+#endif
   g_assert_cmpuint (ctx.paths, >, 150 * 300);
   set_mode ("@T/prop/b", 0755);
   set_mode ("@T/prop", 0755);
