@@ -804,6 +804,25 @@ out:
   g_mutex_unlock (&fs->git_lock);
 }
 
+/* A .git file or symlink made as @name in @parent: reported to fsgate-run
+ * (git_redirects_created), not refused (submodules and worktrees need it). */
+static void
+record_redirect (FsgFs *fs, FsgInode *parent, const char *name)
+{
+  g_autofree char *path = fsg_inode_path (fs, parent, name);
+
+  if (fs->audit_func != NULL)
+    {
+      FsgAuditEvent ev = { 0 };
+
+      ev.time_us = g_get_real_time ();
+      ev.op = "git-redirect-created";
+      ev.path = path;
+      ev.access = FSG_ACCESS_RW;
+      fs->audit_func (&ev, fs->audit_data);
+    }
+}
+
 /* @name is about to appear in the directory @dir (fd @dfd, name @dirname):
  * if that makes @dir a git dir, check what it holds. */
 static int
@@ -891,6 +910,8 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
     {
       if (type == S_IFDIR && !has_entry (pfd, ".git", NULL))
         record_created (fs, parent, name);
+      else if (type != S_IFDIR)
+        record_redirect (fs, parent, name);
       return 0;
     }
   if (is_config_name (name) && gitdir_like (pname, pfd))
@@ -1179,6 +1200,9 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
   if (is_redirect_name (newname) && gitdir_like (npname, npfd) && !redirect_allowed (fs, np))
     return git_deny (fs, req, "rename", np, npname, newname,
                      "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
+
+  if (strcmp (newname, ".git") == 0 && !S_ISDIR (st.st_mode))
+    record_redirect (fs, np, newname);
 
   if (strcmp (newname, ".git") == 0 && S_ISDIR (st.st_mode))
     {

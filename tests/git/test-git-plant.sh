@@ -232,6 +232,12 @@ is "denials name the git-protect rule in the report" \
   "$(json_get "$TESTDIR/rep.json" '"; ".join(sorted(set(d["rule"].split(":")[0] + ":" + d["rule"].split(":")[1] for d in r["denials"])))')" \
   "git-protect: .git/commondir; git-protect: .git/config"
 
+# .git files and symlinks the command makes are redirections: listed.
+run_fsg --json "$TESTDIR/redir.json" -- sh -c 'echo gitdir: ../../.x > repo/sub/.git; ln -s ../../.x repo/sub/dir/.git; echo x > t; mv t repo/nested/.git 2>/dev/null; echo gitdir: .y > g; mv g .git' >/dev/null 2>&1
+is "the report lists the .git files and symlinks the command made (git_redirects_created)" \
+  "$(json_get "$TESTDIR/redir.json" '" ".join(sorted(p.replace("'"$TESTDIR/rep/"'", "") for p in r["git_redirects_created"]))')" \
+  ".git repo/sub/.git repo/sub/dir/.git"
+
 FSGATE=${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate
 is "fsgate explain explains the git-protect rules" \
   "$(cd "$TESTDIR/rep" && "$FSGATE" explain repo/.git/commondir repo/.git/config repo/.git/hooks/pre-commit | grep -o 'git-protect: [^:]*')" \
