@@ -548,9 +548,12 @@ int fsg_fs_check_linked_write (FsgFs *fs, fuse_req_t req, const char *op, FsgIno
  * describes the host, else NULL. (transfer none) */
 const char *fsg_fs_pseudo_fs_name (int fd);
 /* Add every multiply-linked regular file below the directories @denied to
- * fs->deny_ids. FALSE when FSG_DENIED_SCAN_MAX entries were not enough
- * (*out_truncated_at: the directory where the scan stopped). */
+ * fs->deny_ids. FALSE when one directory holds more entries than the budget
+ * (*out_truncated_at: that directory). The budget is per directory:
+ * FSG_DENIED_SCAN_MAX, or $FSGATE_DENIED_SCAN_MAX (a number; "off": no
+ * scan at all, hard links out of denied directories are then not denied). */
 #define FSG_DENIED_SCAN_MAX 100000
+guint64 fsg_fs_denied_scan_max (void);
 gboolean fsg_fs_scan_denied_links (FsgFs *fs, const char *const *denied, char **out_truncated_at);
 
 /* casefold.c: why the host directory @fd resolves names case-insensitively

@@ -277,6 +277,13 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
           return fsg_throw_errno (error, "open root '%s' (%s)", rule->path, rule->origin), NULL;
         }
       g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
+      /* review L9: a root that is itself a procfs/sysfs... mount would show
+       * the host's processes (the lookup guard only sees mounts below roots) */
+      if (fsg_fs_pseudo_fs_name (fd) != NULL)
+        return fsg_throw (error, "root '%s' (%s) is a %s mount, which describes the host's processes "
+                          "and kernel; fsgate does not serve it (leave it out of the policy: the "
+                          "sandbox has its own /proc)",
+                          rule->path, rule->origin, fsg_fs_pseudo_fs_name (fd)), NULL;
       if (fsg_fs_dir_folds_case (fd) != NULL)
         return fsg_throw (error, "root '%s' (%s) may resolve names case-insensitively (%s): names such as "
                           "'.ENV' would escape rules written for '.env'; fsgate does not serve it "
@@ -306,10 +313,15 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
   {
     g_autofree char *stopped = NULL;
 
-    if (!fsg_fs_scan_denied_links (fs, denied, &stopped))
-      g_printerr ("fsgate: warning: the deny-read directories hold more than %d entries (the scan "
-                  "stopped in '%s'): hard links to files beyond that are not denied by identity\n",
-                  FSG_DENIED_SCAN_MAX, stopped);
+    /* fail closed: an unscanned denied directory could have a hard link
+     * out of it that the view would serve */
+    if (!fsg_fs_scan_denied_links (fs, (const char *const *) denied, &stopped))
+      return fsg_throw (error, "the deny-read directory '%s' holds more than %" G_GUINT64_FORMAT
+                        " entries, too many to find hard links out of it when the view starts. "
+                        "Fix: deny narrower paths below it, or set FSGATE_DENIED_SCAN_MAX to a "
+                        "larger number of entries (or to 'off' to skip the scan and accept that a "
+                        "hard link of a file in a denied directory stays readable elsewhere)",
+                        stopped, fsg_fs_denied_scan_max ()), NULL;
   }
 
   rs = fsg_policy_root_state (policy);

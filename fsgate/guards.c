@@ -14,10 +14,12 @@
  *   linked through it) and the file's own directory; links elsewhere would
  *   need a scan of the whole file system.
  * - Hard links to files under a literally denied directory. Each literal
- *   deny-read directory is scanned at start (without following symlinks, at
- *   most FSG_DENIED_SCAN_MAX entries over all of them) and every regular
- *   file with more than one link is denied by identity, wherever another of
- *   its names shows up in the view.
+ *   deny-read directory is scanned at start, the most specific first
+ *   (without following symlinks, without leaving its file system, at most
+ *   FSG_DENIED_SCAN_MAX entries for each, /dev, /run, /proc and /sys not at
+ *   all) and every regular file with more than one link is denied by
+ *   identity, wherever another of its names shows up in the view. A
+ *   directory over the budget stops the run (fail closed).
  * - Kernel pseudo file systems mounted below a root (a chroot's /proc, a
  *   /host/proc or /host/sys): they describe the host's processes (cwd, fd
  *   targets, environ), so their mount points are denied at lookup.
@@ -30,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -108,6 +111,10 @@ static gboolean
 all_links_writable (FsgFs *fs, FsgInode *inode, const struct stat *st)
 {
   g_autoptr(GArray) names = g_array_new (FALSE, FALSE, sizeof (LinkName));
+  /* host names already counted, "DEV:INO/NAME" of the parent directory: a
+   * directory reachable through two view inodes (a bind mount of it below
+   * another root, `--rw ws --rw alias`) must not count one name twice */
+  g_autoptr(GHashTable) counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   FsgInode *primary_parent;
   guint writable = 0;
   gboolean ok = TRUE;
@@ -151,10 +158,18 @@ all_links_writable (FsgFs *fs, FsgInode *inode, const struct stat *st)
 
       if (pfd >= 0)
         {
-          struct stat cst;
+          struct stat cst, pst;
+          char *key = NULL;
 
-          if (fstatat (pfd, n->name, &cst, AT_SYMLINK_NOFOLLOW) == 0 && cst.st_dev == st->st_dev
-              && cst.st_ino == st->st_ino)
+          if (fstat (pfd, &pst) == 0)
+            key = g_strdup_printf ("%ju:%ju/%s", (uintmax_t) pst.st_dev, (uintmax_t) pst.st_ino,
+                                   n->name);
+          if (key == NULL)
+            ok = FALSE; /* cannot tell whether this name was counted: no proof */
+          else if (!g_hash_table_add (counted, key))
+            ; /* the same host name through another view inode: counted once */
+          else if (fstatat (pfd, n->name, &cst, AT_SYMLINK_NOFOLLOW) == 0 && cst.st_dev == st->st_dev
+                   && cst.st_ino == st->st_ino)
             {
               FsgPathState ps = fsg_inode_get_state (fs, n->parent);
               FsgPathState cs = fsg_policy_child_state (fs->policy, &ps, n->name);
@@ -215,7 +230,9 @@ fsg_fs_pseudo_fs_name (int fd)
 typedef struct
 {
   FsgFs *fs;
+  dev_t dev; /* the denied directory's file system: links never cross it */
   guint64 entries;
+  guint64 max_entries;
   guint64 added;
   gboolean truncated;
 } ScanCtx;
@@ -253,13 +270,16 @@ scan_dir (ScanCtx *ctx, int dirfd, guint depth)
 
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
-      if (++ctx->entries > FSG_DENIED_SCAN_MAX)
+      if (++ctx->entries > ctx->max_entries)
         {
           ctx->truncated = TRUE;
           break;
         }
       if (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         continue;
+      if (st.st_dev != ctx->dev)
+        continue; /* another mount (a gvfs FUSE, an NFS automount): a hard link
+                   * cannot reach it from here, and it may stall */
       if (S_ISREG (st.st_mode) && st.st_nlink > 1)
         {
           add_id (ctx->fs, st.st_dev, st.st_ino);
@@ -279,21 +299,88 @@ scan_dir (ScanCtx *ctx, int dirfd, guint depth)
   closedir (dir);
 }
 
+/* Virtual trees whose files are not the user's secrets: /dev, /run, /proc,
+ * /sys and below. (The default profile denies parts of /dev and /run; their
+ * entries are devices, sockets and runtime state, and scanning them cost
+ * most of the start-up time.) */
+static gboolean
+is_virtual_tree (const char *path)
+{
+  static const char *const trees[] = { "/dev", "/run", "/proc", "/sys" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (trees); i++)
+    {
+      gsize n = strlen (trees[i]);
+      if (strncmp (path, trees[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gint
+more_specific_first (gconstpointer a, gconstpointer b)
+{
+  const char *pa = *(const char *const *) a, *pb = *(const char *const *) b;
+  guint da = 0, db = 0;
+
+  for (const char *p = pa; *p; p++)
+    da += *p == '/';
+  for (const char *p = pb; *p; p++)
+    db += *p == '/';
+  return da != db ? (da > db ? -1 : 1) : strcmp (pa, pb);
+}
+
+guint64
+fsg_fs_denied_scan_max (void)
+{
+  const char *v = g_getenv ("FSGATE_DENIED_SCAN_MAX");
+  guint64 n;
+
+  if (v == NULL || v[0] == '\0')
+    return FSG_DENIED_SCAN_MAX;
+  if (strcmp (v, "off") == 0)
+    return 0;
+  if (!g_ascii_string_to_unsigned (v, 10, 1, G_MAXUINT64, &n, NULL))
+    return FSG_DENIED_SCAN_MAX;
+  return n;
+}
+
 gboolean
 fsg_fs_scan_denied_links (FsgFs *fs, const char *const *denied, char **out_truncated_at)
 {
-  ScanCtx ctx = { fs, 0, 0, FALSE };
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
+  guint64 max = fsg_fs_denied_scan_max ();
 
   *out_truncated_at = NULL;
-  for (guint i = 0; denied != NULL && denied[i] != NULL && !ctx.truncated; i++)
+  if (max == 0)
+    return TRUE; /* FSGATE_DENIED_SCAN_MAX=off: the documented opt-out */
+  for (guint i = 0; denied != NULL && denied[i] != NULL; i++)
+    if (!is_virtual_tree (denied[i]))
+      g_ptr_array_add (order, (gpointer) denied[i]);
+  /* the most specific (deepest: ~/.ssh, a project's secrets/) first */
+  g_ptr_array_sort (order, more_specific_first);
+  for (guint i = 0; i < order->len; i++)
     {
-      int fd = open (denied[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+      const char *path = order->pdata[i];
+      /* each directory has its own budget: a big one cannot starve another */
+      ScanCtx ctx = { fs, 0, 0, max, 0, FALSE };
+      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+      struct stat st;
 
       if (fd < 0)
         continue; /* missing, or not a directory: nothing below it */
+      if (fstat (fd, &st) < 0)
+        {
+          close (fd);
+          continue;
+        }
+      ctx.dev = st.st_dev;
       scan_dir (&ctx, fd, 0);
       if (ctx.truncated)
-        *out_truncated_at = g_strdup (denied[i]);
+        {
+          *out_truncated_at = g_strdup (path);
+          return FALSE;
+        }
     }
-  return !ctx.truncated;
+  return TRUE;
 }

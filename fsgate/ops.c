@@ -1329,19 +1329,6 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
       close (fd);
       return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
     }
-  /* an existing file with other links (issue 14 item 2) */
-  if (S_ISREG (st.st_mode) && st.st_nlink > 1
-      && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
-    {
-      close (fd);
-      return reply_err (req, fsg_fs_deny (fs, req, "create", p, name, &cs, EACCES));
-    }
-  if ((fi->flags & O_TRUNC) && S_ISREG (st.st_mode) && st.st_size > 0 && ftruncate (fd, 0) < 0)
-    {
-      r = -errno;
-      close (fd);
-      return reply_err (req, r);
-    }
   r = fsg_inode_lookup (fs, req, p, name, &e, "create");
   entry_for_caller (fs, &e);
   if (r < 0)
@@ -1350,6 +1337,23 @@ op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
       return reply_err (req, r);
     }
   inode = fsg_fs_inode (fs, e.ino);
+  /* an existing file with other links (issue 14 item 2): the same proof as
+   * op_open (review L9), before any truncation */
+  if (S_ISREG (st.st_mode) && st.st_nlink > 1
+      && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+      && (r = fsg_fs_check_linked_write (fs, req, "create", inode, &cs, &st)) < 0)
+    {
+      close (fd);
+      fsg_inode_forget (fs, inode, 1);
+      return reply_err (req, r);
+    }
+  if ((fi->flags & O_TRUNC) && S_ISREG (st.st_mode) && st.st_size > 0 && ftruncate (fd, 0) < 0)
+    {
+      r = -errno;
+      close (fd);
+      fsg_inode_forget (fs, inode, 1);
+      return reply_err (req, r);
+    }
   /* The open file owns a pin of its inode (given back in op_release). An
    * unlink racing this create may leave an evicted inode that cannot be
    * reopened: then the create fails instead of answering an open file
@@ -1988,6 +1992,20 @@ check_xattr_write (FsgFs *fs, fuse_req_t req, FsgInode *inode, const char *name,
     return fsg_fs_deny (fs, req, op, inode, NULL, &s, EPERM);
   if (inode->type == S_IFLNK)
     return -EPERM;
+  /* review L9: an xattr of a file with other links is theirs too */
+  if (inode->type == S_IFREG)
+    {
+      fsg_autopin FsgPin pin = { 0 };
+      struct stat st;
+      int fd = fsg_pin (&pin, fs, inode);
+
+      if (fd < 0)
+        return fd;
+      if (fstat (fd, &st) < 0)
+        return -errno;
+      if ((r = fsg_fs_check_linked_write (fs, req, op, inode, &s, &st)) < 0)
+        return r;
+    }
   return 0;
 }
 

@@ -50,6 +50,7 @@ struct _FsgPolicyBuilder
   GPtrArray *file_entries; /* Entry* */
   GPtrArray *cli_entries;  /* Entry* */
   GPtrArray *include_stack; /* canonical paths being parsed */
+  GPtrArray *writable_roots; /* char* (borrowed from entries), NULL-terminated: while finishing */
   /* What keeps the policy files read as they are: see
    * fsg_policy_builder_sources(). fsgate-run makes them all deny-write. */
   GPtrArray *sources;
@@ -230,6 +231,8 @@ fsg_policy_builder_free (FsgPolicyBuilder *b)
   g_ptr_array_unref (b->cli_entries);
   g_ptr_array_unref (b->include_stack);
   g_ptr_array_unref (b->sources);
+  if (b->writable_roots != NULL)
+    g_ptr_array_unref (b->writable_roots);
   g_free (b);
 }
 
@@ -1396,13 +1399,18 @@ apply_rule (FsgPolicyBuilder *b, FsgPolicy *policy, const Entry *e, GError **err
 
       /* issue 14 item 1: a symlink an earlier run could have planted must
        * not choose what this root is, optional or not */
-      if (fsg_root_find_planted_symlink (e->value, b ? b->cwd : NULL, b ? b->home : NULL, &link,
-                                         &target))
+      if (fsg_root_find_planted_symlink (e->value,
+                                         b && b->writable_roots
+                                           ? (const char *const *) b->writable_roots->pdata
+                                           : NULL,
+                                         &link, &target))
         {
           g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_PLANTED_SYMLINK,
-                       "%s: %s root '%s' goes through the symlink '%s' -> '%s', in a directory "
-                       "you can write (a sandboxed command could have planted it). Fix: name the "
-                       "directory you mean without the symlink, or remove the symlink",
+                       "%s: %s root '%s' goes through the symlink '%s' -> '%s', which is not a "
+                       "system symlink (its directory is writable by someone other than root, "
+                       "or lies in a writable root: a sandboxed command could have planted it). "
+                       "Fix: name the directory you mean without the symlink, or remove the "
+                       "symlink",
                        e->origin, fsg_rule_kind_to_key (e->kind), e->value, link, target);
           rule_impl_free (r);
           return FALSE;
@@ -1645,6 +1653,17 @@ fsg_policy_builder_finish (FsgPolicyBuilder *b, GError **error)
     GPtrArray *layers[] = { profile_entries, b->file_entries, b->cli_entries };
     g_autoptr(GPtrArray) scopes = secret_scopes (b, layers, G_N_ELEMENTS (layers));
 
+    /* issue 14 item 1: a symlink inside any writable root of this policy
+     * is never trusted to choose a root */
+    b->writable_roots = g_ptr_array_new ();
+    for (guint l = 0; l < G_N_ELEMENTS (layers); l++)
+      for (guint i = 0; i < layers[l]->len; i++)
+        {
+          const Entry *e = layers[l]->pdata[i];
+          if (!e->is_setting && e->kind == FSG_RULE_WRITABLE && e->value != NULL)
+            g_ptr_array_add (b->writable_roots, e->value);
+        }
+    g_ptr_array_add (b->writable_roots, NULL);
     for (guint l = 0; l < G_N_ELEMENTS (layers); l++)
       if (!apply_entries (b, policy, layers[l], error) ||
           !apply_secret_names (policy, layers[l], scopes, error))

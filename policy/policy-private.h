@@ -191,9 +191,10 @@ FsgPolicy *fsg_policy_new_empty (void);
 char **fsg_path_split (const char *path);
 
 /* roots.c: the first symlink on the way to @path (in the path or in the
- * targets of its symlinks) that sits in a directory the caller can write,
- * and its target. @cwd and @home decide it for root (see roots.c). */
-gboolean fsg_root_find_planted_symlink (const char *path, const char *cwd, const char *home,
+ * targets of its symlinks) that is not a trusted system symlink (see
+ * roots.c), and its target. @writable: the writable roots of the policy
+ * being built, as written (NULL-terminated, may be NULL). */
+gboolean fsg_root_find_planted_symlink (const char *path, const char *const *writable,
                                         char **out_link, char **out_target);
 
 /* ---- Builder (parse.c) --------------------------------------------------- */

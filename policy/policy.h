@@ -204,6 +204,13 @@ const char **fsg_policy_synthetic_children (const FsgPolicy *policy,
 
 /* Rules in order; never NULL. */
 const FsgRule *const *fsg_policy_rules (const FsgPolicy *policy, guint *out_n);
+/* The first symlink on the way to the absolute @path that is not a trusted
+ * system symlink (policy/roots.c: its directory and every ancestor
+ * root-owned and not group/other-writable, outside every writable root of
+ * @policy), and its target: TRUE and (transfer full) *out_link,
+ * *out_target. Used for roots and for fsgate-run's --json directory. */
+gboolean fsg_policy_find_untrusted_symlink (const FsgPolicy *policy, const char *path,
+                                            char **out_link, char **out_target);
 /* Literal (non-glob) deny-read paths, canonical where they exist; for
  * identity (st_dev, st_ino) checks. NULL-terminated, owned by the policy. */
 const char *const *fsg_policy_literal_deny_read (const FsgPolicy *policy);
@@ -301,7 +308,7 @@ guint fsg_policy_hybrid_max_binds (void);
 
 void fsg_hybrid_tree_free (FsgHybridTree *tree);
 
-/* FALSE when FSGATE_HYBRID is 0, off, false or no. */
+/* TRUE only when FSGATE_HYBRID is 1, on, true or yes (opt-in). */
 gboolean fsg_policy_hybrid_enabled (void);
 
 /* fsgate-run's hybrid plan: walks the host from "/" through directories that

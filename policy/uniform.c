@@ -577,8 +577,11 @@ fsg_policy_hybrid_enabled (void)
 {
   const char *v = g_getenv ("FSGATE_HYBRID");
 
-  return v == NULL || !(strcmp (v, "0") == 0 || g_ascii_strcasecmp (v, "off") == 0 ||
-                        g_ascii_strcasecmp (v, "false") == 0 || g_ascii_strcasecmp (v, "no") == 0);
+  /* Opt-in: a bind exposes what the daemon would not (host sockets and
+   * FIFOs, links into denied directories on some file systems) and records
+   * no denials; docs/security.md, "Hybrid view". */
+  return v != NULL && (strcmp (v, "1") == 0 || g_ascii_strcasecmp (v, "on") == 0 ||
+                       g_ascii_strcasecmp (v, "true") == 0 || g_ascii_strcasecmp (v, "yes") == 0);
 }
 
 GPtrArray *

@@ -16,7 +16,8 @@
  * the view no longer shows, or below which a host mount appeared since, is
  * left to the daemon (same decisions).
  * Any other failure stops the run (exit 125): the plan printed by -v must
- * be what the command gets. FSGATE_HYBRID=0 turns it all off.
+ * be what the command gets. Off unless FSGATE_HYBRID=1 (opt-in: see
+ * docs/security.md, "Hybrid view", for what a bind exposes).
  */
 #include "config.h"
 
@@ -108,7 +109,8 @@ fsg_hybrid_summary (const FsgPolicy *policy)
   guint n_bound = 0;
 
   if (!fsg_policy_hybrid_enabled ())
-    return g_strdup ("hybrid view off (FSGATE_HYBRID=0): the daemon serves every path");
+    return g_strdup ("hybrid view off (the default; FSGATE_HYBRID=1 turns it on): the daemon "
+                     "serves every path");
   if (mount_api_refused () != NULL)
     return g_strdup_printf ("hybrid view off: %s; the daemon serves every path",
                             mount_api_refused ());

@@ -74,12 +74,14 @@ main (int argc, char **argv)
     { "cwd", 'C', 0, G_OPTION_ARG_FILENAME, &cwd,
       "Run the command in DIR (must be in the view; default: the current directory)", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_FILENAME, &json_path,
-      "Write a JSON report to FILE ('-': stdout, after the command's output)", "FILE" },
+      "Write a JSON report to FILE ('-': stdout, after the command's output); its directory "
+      "must not go through a symlink an earlier run could have planted", "FILE" },
     { "capture", 0, 0, G_OPTION_ARG_NONE, &capture,
       "Capture stdout and stderr into the report (they still stream live)", NULL },
     { "filter-terminal", 0, 0, G_OPTION_ARG_NONE, &filter_terminal,
-      "Untrusted commands: drop escape sequences that act beyond the screen or make the "
-      "terminal answer (OSC 52, DSR, DA, title reports) from output to a terminal", NULL },
+      "Untrusted commands: pass to a terminal only text and an allowlist of escape "
+      "sequences (colours, cursor, erase, scroll, modes without mouse reporting); drop "
+      "OSC 52, DCS/APC strings and report requests (DSR, DA, XTVERSION, ...), 8-bit forms too", NULL },
     { "pass-fd", 0, 0, G_OPTION_ARG_CALLBACK, parse_pass_fd,
       "Keep file descriptor N open in the command (repeatable)", "N" },
     { "no-proc-fallback", 0, 0, G_OPTION_ARG_NONE, &no_proc_fallback,
@@ -218,6 +220,26 @@ main (int argc, char **argv)
                     "run from a project directory or pass --profile read-only\n", why);
       }
   }
+  /* review M7: the report's directory must not go through a symlink an
+   * earlier run could have planted (`ln -s /etc o2`, then `--json o2/r.json`
+   * would write /etc/r.json as root) */
+  if (json_path != NULL && !g_str_equal (json_path, "-"))
+    {
+      g_autofree char *dir = g_path_get_dirname (json_path);
+      g_autofree char *here = g_get_current_dir ();
+      g_autofree char *abs = g_path_is_absolute (dir) ? g_strdup (dir)
+                                                      : g_build_filename (here, dir, NULL);
+      g_autofree char *link = NULL, *target = NULL;
+
+      if (fsg_policy_find_untrusted_symlink (policy, abs, &link, &target))
+        {
+          g_printerr ("fsgate-run: --json: the report's directory '%s' goes through the symlink "
+                      "'%s' -> '%s', which is not a system symlink (a sandboxed command could have "
+                      "planted it). Fix: give the report's real directory, or remove the symlink\n",
+                      dir, link, target);
+          return FSG_EXIT_USAGE;
+        }
+    }
   ro.policy = policy;
   ro.cwd = cwd;
   ro.json_path = json_path;

@@ -98,6 +98,9 @@ typedef struct
   gboolean daemon_died;
   gboolean daemon_killed;   /* R itself killed D (abort after the kill deadline) */
   gboolean timed_out;
+  int abandoned;      /* review M5: INT/TERM/HUP/QUIT seen: once the sandbox ended, drop
+                       * live output and end instead of waiting for its reader */
+  gint64 abandon_at;  /* when (monotonic us); 0: not yet decided */
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
@@ -485,16 +488,38 @@ add_denial (FsgRun *run, JsonNode *node)
       return;
     }
   size = 2 * strlen (key) + 256; /* the key, the record's copy of it, the members */
-  if (json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
+  if (run->denial_bound_hit || json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
       || run->denial_bytes + size > MAX_DENIAL_BYTES)
     {
       if (!run->denial_bound_hit)
         g_printerr ("fsgate-run: more than %u distinct denials (or %u MiB of them): later "
-                    "distinct ones are only counted (denials_unlisted in the report)\n",
+                    "distinct ones are counted (denials_unlisted in the report), in one record "
+                    "per operation and rule (\"past_bound\": true)\n",
                     MAX_DISTINCT_DENIALS, MAX_DENIAL_BYTES >> 20);
       run->denial_bound_hit = TRUE;
       run->denials_unlisted++;
-      json_node_unref (node);
+      /* review M8: past the bound, one record per (operation, rule) with a
+       * count, so every rule that fired stays listed (a flood of junk paths
+       * cannot hide a later ~/.ssh denial); its path is the first one met */
+      {
+        g_autofree char *okey = g_strjoin ("\x1f", "\x1epast-bound", denial_member (obj, "source"),
+                                           denial_member (obj, "operation"),
+                                           denial_member (obj, "rule"), NULL);
+        JsonObject *agg = g_hash_table_lookup (run->denial_index, okey);
+
+        if (agg != NULL)
+          {
+            json_object_set_int_member (agg, "count", json_object_get_int_member (agg, "count") + 1);
+            json_node_unref (node);
+            return;
+          }
+        json_object_set_int_member (obj, "count", 1);
+        json_object_set_int_member (obj, "first_ms",
+                                    (g_get_monotonic_time () - run->start_us) / 1000);
+        json_object_set_boolean_member (obj, "past_bound", TRUE);
+        g_hash_table_insert (run->denial_index, g_steal_pointer (&okey), obj);
+        json_array_add_element (run->denials, node);
+      }
       return;
     }
   run->denial_bytes += size;
@@ -785,6 +810,29 @@ guarded_write (int fd, const guint8 *buf, gsize len)
   return n;
 }
 
+/* The reader of our fd @fd went away (EPIPE, POLLERR/POLLHUP): drop the
+ * live copy, and (review M6) close the read end of the command's matching
+ * pipe, so that the command gets EPIPE/SIGPIPE as it would natively
+ * (`fsgate-run --capture --json r.json -- yes | head -1` ends). The
+ * capture says where the stream was cut. */
+static void
+live_reader_gone (FsgRun *run, int fd)
+{
+  static const char note[] = "\n[fsgate-run: the reader of this stream went away; the stream was "
+                             "closed here, so the command got EPIPE]\n";
+  int *rd = fd == 1 ? &run->out_rd : &run->err_rd;
+  FsgCapture *cap = fd == 1 ? &run->cap_out : &run->cap_err;
+
+  run->live[fd].dropped = TRUE;
+  g_byte_array_set_size (run->live[fd].pending, 0);
+  if (*rd >= 0 && *rd != run->pty_master)
+    {
+      if (run->capturing)
+        fsg_capture_append (cap, (const guint8 *) note, sizeof note - 1);
+      clear_fd (rd);
+    }
+}
+
 /* Our fd @fd polled writable: give it what is pending. */
 static void
 flush_live (FsgRun *run, int fd)
@@ -798,10 +846,7 @@ flush_live (FsgRun *run, int fd)
   if (n > 0)
     g_byte_array_remove_range (live->pending, 0, (guint) n);
   else if (n < 0 && errno != EINTR && errno != EAGAIN)
-    {
-      live->dropped = TRUE; /* EPIPE: the reader is gone, as for the command natively */
-      g_byte_array_set_size (live->pending, 0);
-    }
+    live_reader_gone (run, fd); /* EPIPE: the reader is gone */
 }
 
 static gboolean
@@ -1089,8 +1134,15 @@ handle_signals (FsgRun *run)
         case SIGTERM:
         case SIGHUP:
         case SIGQUIT:
+          /* once the sandbox is gone, we only wait for a stalled reader of
+           * its output: a signal (now or before the end) ends that wait, as
+           * a timeout does */
+          run->abandoned = sig;
           if (run->setup_reaped)
-            break;
+            {
+              run->abandon_at = g_get_monotonic_time (); /* now */
+              break;
+            }
           if (run->init_pid > 0)
             kill (run->init_pid, sig);
           else
@@ -1155,8 +1207,12 @@ next_deadline (FsgRun *run)
    * pipes still open have anything to wait for */
   if (run->setup_reaped && (outputs_open (run) || run->timed_out))
     next = MIN (next, run->drain_deadline);
+  if (run->setup_reaped && run->abandoned && run->abandon_at > 0 && live_pending (run))
+    next = MIN (next, run->abandon_at);
   return next;
 }
+
+static void stop_daemon (FsgRun *run);
 
 static gboolean
 outputs_open (FsgRun *run)
@@ -1190,7 +1246,16 @@ supervise (FsgRun *run)
               clear_fd (&run->err_rd);
               clear_fd (&run->pty_master);
             }
-          if (live_pending (run) && run->timed_out)
+          /* the view's daemon has nothing left to serve: stop it now, not
+           * after a wait for our readers */
+          if (run->daemon_pid > 0 && !run->daemon_reaped)
+            stop_daemon (run);
+          /* a signal sent before the end gives the readers 2 s to take
+           * what the command wrote last (its trap's output) */
+          if (run->abandoned && run->abandon_at == 0)
+            run->abandon_at = now + 2 * G_USEC_PER_SEC;
+          if (live_pending (run)
+              && (run->timed_out || (run->abandoned && now >= run->abandon_at)))
             drop_live (run);
           if (!outputs_open (run) && !live_pending (run))
             break;
@@ -1267,20 +1332,14 @@ supervise (FsgRun *run)
           if (pfds[idx_live1].revents & POLLOUT)
             flush_live (run, 1);
           else
-            {
-              run->live[1].dropped = TRUE; /* POLLERR/POLLHUP: the reader is gone */
-              g_byte_array_set_size (run->live[1].pending, 0);
-            }
+            live_reader_gone (run, 1); /* POLLERR/POLLHUP */
         }
       if (idx_live2 >= 0 && pfds[idx_live2].revents)
         {
           if (pfds[idx_live2].revents & POLLOUT)
             flush_live (run, 2);
           else
-            {
-              run->live[2].dropped = TRUE;
-              g_byte_array_set_size (run->live[2].pending, 0);
-            }
+            live_reader_gone (run, 2); /* POLLERR/POLLHUP */
         }
       if (run->pty_master >= 0 && run->to_pty->len > 0)
         flush_pty (run);
@@ -1732,9 +1791,34 @@ prepare_report (FsgRun *run, GError **error)
     return TRUE;
   dir = g_path_get_dirname (path);
   run->report_name = g_path_get_basename (path);
-  run->report_dirfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (run->report_dirfd < 0)
-    return fsg_throw_errno (error, "--json: the report's directory '%s'", dir);
+  /* component by component, never following a symlink: main.c refused a
+   * path through an untrusted symlink, so the trusted ones (/var/run ->
+   * /run) are resolved by realpath() and what is opened is that real path;
+   * a symlink that appears there meanwhile is ELOOP/ENOTDIR, not followed */
+  {
+    g_autofree char *real = realpath (dir, NULL);
+    g_auto (GStrv) comps = NULL;
+    int fd;
+
+    if (real == NULL)
+      return fsg_throw_errno (error, "--json: the report's directory '%s'", dir);
+    fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    comps = g_strsplit (real, "/", -1);
+    for (guint i = 0; fd >= 0 && comps[i] != NULL; i++)
+      {
+        int next;
+
+        if (comps[i][0] == '\0')
+          continue;
+        next = openat (fd, comps[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close (fd);
+        fd = next;
+      }
+    if (fd < 0)
+      return fsg_throw_errno (error, "--json: the report's directory '%s' (opened without "
+                              "following symlinks)", dir);
+    run->report_dirfd = fd;
+  }
   return TRUE;
 }
 
@@ -2020,6 +2104,33 @@ run_outcome (FsgRun *run, FsgRunOutcome *out)
     }
 }
 
+/* review M7 (a): the command may have moved the report's directory away
+ * and put another in its place (`mv out out.old; mkdir out; forge
+ * out/report.json`). The report was written in the directory opened before
+ * the command started; when the path names another one now, say where the
+ * report really is. */
+static void
+report_where (FsgRun *run)
+{
+  g_autofree char *dir = g_path_get_dirname (run->opts->json_path);
+  struct stat now, opened;
+  char proc[64], buf[PATH_MAX];
+  ssize_t n;
+
+  if (fstat (run->report_dirfd, &opened) < 0)
+    return;
+  if (stat (dir, &now) == 0 && now.st_dev == opened.st_dev && now.st_ino == opened.st_ino)
+    return;
+  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", run->report_dirfd);
+  n = readlink (proc, buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  g_printerr ("fsgate-run: warning: '%s' is no longer the directory the report was written in "
+              "(the command moved or replaced it): the report is '%s/%s'%s; anything at '%s' "
+              "was not written by fsgate-run\n",
+              dir, n > 0 ? buf : "(unknown)", run->report_name,
+              opened.st_nlink == 0 ? " (the directory was removed)" : "", run->opts->json_path);
+}
+
 /* Tell what happened (stderr, --json) and return fsgate-run's exit status. */
 static int
 run_report (FsgRun *run)
@@ -2054,6 +2165,8 @@ run_report (FsgRun *run)
     g_printerr ("fsgate-run: the report could not be written to '%s': %s; "
                 "the exit status (%d) is the run's own\n",
                 opts->json_path, error->message, exit_code);
+  else if (opts->json_path != NULL && run->report_dirfd >= 0)
+    report_where (run);
   g_free (out.message);
   return exit_code;
 }

@@ -378,6 +378,7 @@ char *fsg_capture_to_utf8 (const guint8 *data, gsize len);
 typedef struct
 {
   int state;
+  int utf8;         /* UTF-8 decoding: continuation bytes still due, or -1 after a C2 lead */
   GByteArray *seq;  /* the sequence being read */
   guint64 dropped;  /* sequences removed */
 } FsgTermFilter;

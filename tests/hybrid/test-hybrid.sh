@@ -19,6 +19,8 @@ SEEDS=${HYBRID_SEEDS:-12}
 # bind every uniform tree (the default binds only the first 16, system
 # trees first), so that the generated trees are bound too
 export FSGATE_HYBRID_MAX=100000
+# the hybrid view is opt-in; this suite turns it on (and off where it says so)
+export FSGATE_HYBRID=1
 
 # What explain's decision means for one probe line (see hybrid-gen.py).
 expected () { # ACCESS PROBE-LINE
@@ -101,6 +103,8 @@ check "default profile: /usr is a bind mount inside the sandbox" grep -qx /usr <
 check "default profile: the writable workspace is not bound" bash -c "! grep -qx '$WORK' <<< '$out'"
 out=$(FSGATE_HYBRID=0 run_fsg -- sh -c 'awk "{print \$5}" /proc/self/mountinfo' 2>/dev/null)
 check "FSGATE_HYBRID=0: /usr is served by the daemon" bash -c "! grep -qx /usr <<< '$out'"
+out=$(env -u FSGATE_HYBRID "$FSGATE_RUN" --quiet -- sh -c 'awk "{print \$5}" /proc/self/mountinfo' 2>/dev/null)
+check "FSGATE_HYBRID unset (the default): /usr is served by the daemon" bash -c "! grep -qx /usr <<< '$out'"
 out=$(run_fsg -- sh -c 'grep " /usr " /proc/self/mountinfo' 2>/dev/null)
 check "the bind of /usr is read-only, nosuid, nodev" grep -q ' ro,nosuid,nodev' <<< "$out"
 out=$(run_fsg -v -- true 2>&1)

@@ -80,6 +80,47 @@ fsg_test_tmpdir_new (const char *tag)
   return dir;
 }
 
+char *
+fsg_test_trusted_tmpdir_new (const char *tag)
+{
+  const char *build = g_getenv ("FSGATE_BUILDDIR");
+  g_autofree char *tmpl = NULL;
+  char *dir;
+
+  if (getuid () != 0 || build == NULL)
+    {
+      g_test_skip ("needs root and FSGATE_BUILDDIR: a root-owned tree where symlinks are trusted");
+      return NULL;
+    }
+  tmpl = g_strdup_printf ("%s/%s-trusted-XXXXXX", build, tag ? tag : "t");
+  if (g_mkdtemp_full (tmpl, 0755) == NULL)
+    {
+      g_test_skip_printf ("cannot create a directory in %s", build);
+      return NULL;
+    }
+  dir = realpath (tmpl, NULL);
+  g_assert_nonnull (dir);
+  for (g_autofree char *p = g_strdup (dir);;)
+    {
+      struct stat st;
+      char *slash;
+
+      g_assert_no_errno (lstat (p, &st));
+      if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        {
+          g_test_skip_printf ("%s is not root-owned or is group/other-writable: no trusted tree", p);
+          fsg_test_rm_rf (dir);
+          free (dir);
+          return NULL;
+        }
+      slash = strrchr (p, '/');
+      if (slash == p)
+        break;
+      *slash = '\0';
+    }
+  return dir;
+}
+
 static void
 rm_rf_at (int dfd, const char *name, dev_t dev)
 {

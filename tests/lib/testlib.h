@@ -24,6 +24,12 @@ void fsg_test_skip_or_fail (const char *reason);
 /* A new directory under $TMPDIR; removed recursively by fsg_test_tmpdir_free().
  * (transfer full) */
 char *fsg_test_tmpdir_new (const char *tag);
+/* A new directory on the trusted system chain (root-owned, not
+ * group/other-writable up to /), where symlinks may choose roots
+ * (policy/roots.c): under $FSGATE_BUILDDIR when run as root and that chain
+ * is trusted; else NULL and the test is marked skipped. Remove it with
+ * fsg_test_tmpdir_free(). (transfer full) */
+char *fsg_test_trusted_tmpdir_new (const char *tag);
 void fsg_test_tmpdir_free (char *path);
 
 /* A scratch directory for the whole test program, canonical (realpath),

@@ -135,9 +135,9 @@ out=$(FSGATE_HYBRID=0 run_fsg -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i 
 fstype=$(findmnt -no FSTYPE / 2>/dev/null)
 check "[22] FSGATE_HYBRID=0: no host filesystem is mounted inside, only the view and the sandbox's own ($out; host / is $fstype)" \
   test -z "$(tr ' ' '\n' <<<"$out" | grep -vxE 'fuse|proc|tmpfs|devtmpfs|devpts|')"
-# With the hybrid view (the default), every other mount is one of the
+# With the (opt-in) hybrid view, every other mount is one of the
 # read-only binds that -v announces, and nothing of the old root is left.
-out=$(run_fsg -v -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i == \"-\") print \$5, \$6, \$(i + 1)}" /proc/self/mountinfo; ls -d /tmp/oldroot /oldroot /.oldroot 2>/dev/null' 2>&1)
+out=$(FSGATE_HYBRID=1 run_fsg -v -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i == \"-\") print \$5, \$6, \$(i + 1)}" /proc/self/mountinfo; ls -d /tmp/oldroot /oldroot /.oldroot 2>/dev/null' 2>&1)
 bound=" $(grep -o 'hybrid view: .* bound read-only ([^)]*)' <<<"$out" | sed 's/.*read-only (//; s/)$//') "
 bad=$(grep -v '^fsgate-run: ' <<<"$out" | while read -r point opts fs; do
   case $fs in fuse|proc|tmpfs|devtmpfs|devpts) continue ;; esac

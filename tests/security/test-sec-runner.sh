@@ -75,8 +75,23 @@ for i in range(10100):
     try: open("flood/n%05d.secret" % i).read()
     except OSError: pass' 2>"$TESTDIR/flood2.err"
 is "[5] 10100 distinct denials: 10000 listed, the rest (>= 100) counted as unlisted, all in the total" \
-  "$(json_get "$TESTDIR/flood2.json" '(len(r["denials"]), r["denials_total"] - r["denials_unlisted"] == sum(d["count"] for d in r["denials"]), r["denials_unlisted"] >= 100)')" "(10000, True, True)"
+  "$(json_get "$TESTDIR/flood2.json" '(len([d for d in r["denials"] if not d.get("past_bound")]), r["denials_total"] == sum(d["count"] for d in r["denials"]), r["denials_unlisted"] == sum(d["count"] for d in r["denials"] if d.get("past_bound")), r["denials_unlisted"] >= 100)')" "(10000, True, True, True)"
 check "[5] ... and stderr says the bound was hit" grep -q "more than 10000 distinct denials" "$TESTDIR/flood2.err"
+# review M8: past the bound, a denial of another rule (the ~/.ssh that
+# matters) is still listed: one record per (operation, rule) with a count
+mkdir "$TESTDIR/ssh5"; echo "$SECRET" > "$TESTDIR/ssh5/id_ed25519"
+run_fsg --deny-read '**/*.secret' --deny-read "$TESTDIR/ssh5" --ro "$TESTDIR/ssh5" \
+  --json "$TESTDIR/flood3.json" -- python3 -c '
+import sys
+for i in range(10100):
+    try: open("flood/n%05d.secret" % i).read()
+    except OSError: pass
+for i in range(3):
+    try: open(sys.argv[1]).read()
+    except OSError: pass' "$TESTDIR/ssh5/id_ed25519" 2>/dev/null
+is "[5] 10100 junk denials, then 3 of another rule: that rule is listed past the bound, with its count" \
+  "$(json_get "$TESTDIR/flood3.json" '[(d["count"], d.get("past_bound")) for d in r["denials"] if "ssh5" in d.get("rule", "")]')" \
+  "[(3, True)]"
 
 # --- [8] the runner's own setup is not the command's denial -----------------------------------
 # A noexec bind mount under the working directory of a denied directory: I
@@ -99,6 +114,26 @@ else
   skip "[8] ... the command's own access to it is still a denial" "mount --bind (root)"
 fi
 
+# review M7 (b): a symlink planted by an earlier run as the report's directory
+mkdir "$TESTDIR/victim7"
+ln -s "$TESTDIR/victim7" "$WORK/o7"
+echo ctl > "$WORK/o7/ctl"
+is "[4] control: without the sandbox, a file written through o7/ lands in the symlink's target" \
+  "$(cat "$TESTDIR/victim7/ctl")" "ctl"
+rm "$TESTDIR/victim7/ctl"
+err=$(run_fsg --json "$WORK/o7/r.json" -- true 2>&1); rc=$?
+is "[4] --json o7/r.json with o7 a planted symlink: refused (2), nothing written in its target" \
+  "$rc/$(ls "$TESTDIR/victim7")" "2/"
+check "[4] ... the error names the symlink and its target" \
+  grep -qF "the symlink '$WORK/o7' -> '$TESTDIR/victim7', which is not a system symlink" <<<"$err"
+# review M7 (a): the command moves the report's directory away and forges one
+mkdir "$WORK/out7"
+err=$(run_fsg --json "$WORK/out7/report.json" -- sh -c 'mv out7 out7.old && mkdir out7 && echo "{\"exit_code\": 0}" > out7/report.json; exit 3' 2>&1); rc=$?
+is "[4] mv out out.old; mkdir out; forged out/report.json: the real report is in out.old (status 3)" \
+  "$rc/$(json_get "$WORK/out7.old/report.json" 'r["exit_code"]')" "3/3"
+check "[4] ... and stderr says where the report really is" \
+  grep -qF "the report is '$WORK/out7.old/report.json'" <<<"$err"
+
 # --- [1] a symlink planted by one run does not widen the next run's root ----------------------
 FSGATE=${FSGATE:-${FSGATE_BUILDDIR:-$(dirname "$0")/../..}/fsgate/fsgate}
 mkdir "$TESTDIR/host1" "$WORK/p1" "$WORK/p1/build"
@@ -109,7 +144,7 @@ err=$(run_fsg --profile read-only --rw ./build -- touch build/planted 2>&1); rc=
 is "[1] run 2 --profile read-only --rw ./build: refused (2), nothing written to the symlink's target" \
   "$rc/$(ls "$TESTDIR/host1")" "2/"
 check "[1] ... the error names the symlink and its target" \
-  grep -qF "goes through the symlink '$WORK/p1/build' -> '$TESTDIR/host1', in a directory you can write" <<<"$err"
+  grep -qF "goes through the symlink '$WORK/p1/build' -> '$TESTDIR/host1', which is not a system symlink" <<<"$err"
 printf '[filesystem]\nwritable = ?${CWD}/build\n' > "$TESTDIR/p1.ini"
 err=$(run_fsg --profile read-only --policy "$TESTDIR/p1.ini" -- touch build/planted 2>&1); rc=$?
 is "[1] ... an optional ?\${CWD}/build root in a policy file: refused too, naming FILE:LINE" \
@@ -118,6 +153,61 @@ is "[1] ... an optional ?\${CWD}/build root in a policy file: refused too, namin
 is "[1] ... fsgate explain agrees (policy error, 2)" "$rc" "2"
 out=$(run_fsg --profile none -C /usr --ro /bin --ro /lib --ro /lib64 --ro /usr -- /bin/sh -c 'echo system-ok' 2>&1)
 is "[1] system symlinks (/bin -> usr/bin, /lib64) still work as roots" "$out" "system-ok"
+# review repro B: run 1 plants data/build -> a host directory in its writable
+# root; run 2, started elsewhere (neither its cwd nor $HOME is above data/),
+# names data/build as its root. data/ is root-owned but its ancestors are
+# world-writable (the test directory), so the symlink is not a system one.
+mkdir -m 0755 "$TESTDIR/dataB" "$TESTDIR/dataB/build" "$TESTDIR/hostB"
+echo victim > "$TESTDIR/hostB/passwd"
+run_fsg --rw "$TESTDIR/dataB" -- sh -c 'rm -r "$1/build"; ln -s "$2" "$1/build"' sh \
+  "$TESTDIR/dataB" "$TESTDIR/hostB" 2>/dev/null
+check "[1] control (repro B): run 1 replaced dataB/build by a symlink to a host directory" \
+  test -L "$TESTDIR/dataB/build"
+mkdir "$TESTDIR/elsewhereB"
+err=$(cd "$TESTDIR/elsewhereB" && HOME="$TESTDIR/elsewhereB" run_fsg --rw "$TESTDIR/dataB/build" -- sh -c 'test -w "$1" && echo WRITABLE' sh \
+  "$TESTDIR/hostB/passwd" 2>&1); rc=$?
+is "[1] run 2 from another directory (cwd and HOME not above dataB) with --rw dataB/build: refused (2), naming the symlink" \
+  "$rc/$(grep -c "the symlink '$TESTDIR/dataB/build' -> '$TESTDIR/hostB'" <<<"$err")" "2/1"
+# review repro A: a CI workspace owned by another user (nobody, mode 755)
+# under a root-owned chain; its symlink is not the system's either. Needs a
+# root-owned, not group/other-writable chain: the build tree when it is one.
+trusted_chain () {
+  local d=$1
+  while :; do
+    [ "$(stat -c %u "$d")" = 0 ] || return 1
+    [ $(( 0$(stat -c %a "$d") & 022 )) = 0 ] || return 1
+    [ "$d" = / ] && return 0
+    d=$(dirname "$d")
+  done
+}
+BT=
+if [ "$(id -u)" = 0 ] && [ -n "${FSGATE_BUILDDIR:-}" ] && trusted_chain "$(realpath "$FSGATE_BUILDDIR")"; then
+  BT=$(mktemp -d "$(realpath "$FSGATE_BUILDDIR")/sec-runner-trust.XXXXXX")
+  chmod 0755 "$BT"
+fi
+if [ -n "$BT" ]; then
+  mkdir -p "$BT/ci/ws" "$TESTDIR/hostA"
+  ln -s "$TESTDIR/hostA" "$BT/ci/ws/build"
+  chown -R nobody "$BT/ci/ws"
+  out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw ./build -- sh -c 'true' 2>&1); rc=$?
+  chown nobody "$BT/ci"; chmod 0755 "$BT/ci"
+  out2=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw ./build -- touch build/x 2>&1); rc2=$?
+  is "[1] repro A: ws/ owned by nobody (755) with build -> host dir: refused (2), nothing written" \
+    "$rc/$rc2/$(ls "$TESTDIR/hostA")" "2/2/"
+  check "[1] ... the error names the symlink and its target" \
+    grep -qF "the symlink '$BT/ci/ws/build' -> '$TESTDIR/hostA'" <<<"$out2"
+  chown -R root "$BT/ci"
+  out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw ./build -- sh -c 'echo ok' 2>&1)
+  is "[1] control: the same symlink in a root-owned 755 chain is trusted" "$out" "ok"
+  out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw . --ro ./build -- true 2>&1); rc=$?
+  is "[1] ... but not when it lies in a writable root of the same run (2)" "$rc" "2"
+  rm -rf "$BT"
+else
+  skip "[1] repro A: a workspace owned by nobody in a trusted chain" "needs root and a root-owned build tree"
+  skip "[1] ... the error names the symlink and its target" "as above"
+  skip "[1] control: the same symlink in a root-owned 755 chain is trusted" "as above"
+  skip "[1] ... but not when it lies in a writable root of the same run (2)" "as above"
+fi
 cd "$WORK"
 
 # --- [2] in-place writes through hard links to files outside every writable root ---------------
@@ -170,6 +260,55 @@ else
   skip "[2] ... the source repository is untouched" "git"
 fi
 
+# review L9: a user.* xattr set through a hard link is the other name's too
+# (fsgate-run does not serve xattrs: `fsgate mount --xattr` does)
+if [ "$(id -u)" = 0 ] && python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.fsgctl", b"1")' "$TESTDIR/ctl-link.py" 2>/dev/null; then
+  is "[2] control: without the sandbox, an xattr set through a hard link shows on the other name" \
+    "$(python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.fsgctl").decode())' "$TESTDIR/cache2/ctl.py")" "1"
+  mkdir "$TESTDIR/ws9" "$TESTDIR/mnt9"
+  ln "$TESTDIR/cache2/ctl.py" "$TESTDIR/ws9/ctl9.py"
+  timeout -k 5 60 "$FSGATE" mount --profile none --rw "$TESTDIR/ws9" --xattr "$TESTDIR/mnt9" &
+  m9=$!
+  wait_for "$TESTDIR/mnt9$TESTDIR/ws9/ctl9.py"
+  out=$(python3 -c '
+import os, sys
+try:
+    os.setxattr(sys.argv[1], "user.fsgx", b"evil"); print("allowed")
+except OSError as e: print("denied", e.errno)' "$TESTDIR/mnt9$TESTDIR/ws9/ctl9.py" 2>&1)
+  umount "$TESTDIR/mnt9" 2>/dev/null || umount -l "$TESTDIR/mnt9"
+  wait "$m9" 2>/dev/null
+  is "[2] setxattr through a hard link in a writable root: refused (EACCES), the other name unchanged" \
+    "$out/$(python3 -c 'import os,sys; print("user.fsgx" in os.listxattr(sys.argv[1]))' "$TESTDIR/cache2/ctl.py")" "denied 13/False"
+else
+  skip "[2] control: xattr through a hard link" "root and user xattrs on $TESTDIR"
+  skip "[2] setxattr through a hard link in a writable root" "root and user xattrs on $TESTDIR"
+fi
+
+# review H2: one host name reachable through two view inodes (ws/ bind-mounted
+# as alias/, both writable roots) must be counted once in the link proof
+if [ "$(id -u)" = 0 ]; then
+  mkdir "$TESTDIR/outside2b" "$WORK/ws2b" "$WORK/alias2b"
+  echo "outside original" > "$TESTDIR/outside2b/f"
+  ln "$TESTDIR/outside2b/f" "$WORK/ws2b/f"
+  echo ctl > "$TESTDIR/outside2b/ctl"; ln "$TESTDIR/outside2b/ctl" "$WORK/ws2b/ctl"
+  if mount --bind "$WORK/ws2b" "$WORK/alias2b"; then
+    echo more >> "$WORK/alias2b/ctl"
+    is "[2] control: without the sandbox, appending through the bind-mounted name changes outside/" \
+      "$(cat "$TESTDIR/outside2b/ctl")" "ctl
+more"
+    out=$(cd "$WORK" && run_fsg --rw ./ws2b --rw ./alias2b -- sh -c 'cat alias2b/f >/dev/null; echo PWNED >> ws2b/f && echo allowed' 2>&1)
+    umount "$WORK/alias2b"
+    is "[2] the same name seen through ws/ and a bind mount alias/: not two links, the append is refused" \
+      "$(cat "$TESTDIR/outside2b/f")/$(grep -c allowed <<<"$out")" "outside original/0"
+  else
+    skip "[2] control: appending through a bind-mounted name" "mount --bind failed"
+    skip "[2] the same name through ws/ and a bind mount alias/" "mount --bind failed"
+  fi
+else
+  skip "[2] control: appending through a bind-mounted name" "mount --bind (root)"
+  skip "[2] the same name through ws/ and a bind mount alias/" "mount --bind (root)"
+fi
+
 # --- [3] hard links to files under a literally denied directory --------------------------------
 mkdir "$TESTDIR/secrets3" "$TESTDIR/secrets3/deep" "$TESTDIR/other3"
 echo "$SECRET-3" > "$TESTDIR/secrets3/deep/key"
@@ -186,10 +325,24 @@ is "[3] ... recorded as a denial" \
 mkdir "$TESTDIR/big3"
 python3 -c 'import os,sys
 for i in range(100001): os.close(os.open("%s/f%06d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' "$TESTDIR/big3"
-err=$(run_fsg --deny-read "$TESTDIR/big3" -- true 2>&1); rc=$?
-is "[3] a denied directory with more than 100000 entries: the run goes on (0) ..." "$rc" "0"
-check "[3] ... and a warning says where the scan stopped" \
-  grep -q "more than 100000 entries (the scan stopped in '$TESTDIR/big3')" <<<"$err"
+mkdir "$TESTDIR/sec3" "$WORK/ws3"
+echo "$SECRET-3b" > "$TESTDIR/sec3/key"
+ln "$TESTDIR/sec3/key" "$WORK/ws3/backup"
+# review H3: a big denied directory listed first must not starve a later one
+out=$(run_fsg --deny-read "$TESTDIR/big3" --deny-read "$TESTDIR/sec3" --rw "$WORK/ws3" -- \
+      cat "$WORK/ws3/backup" 2>&1); rc=$?
+is "[3] a denied directory with more than 100000 entries: the run is refused (125), the secret not shown" \
+  "$rc/$(grep -c "$SECRET-3b" <<<"$out")" "125/0"
+check "[3] ... stderr names the directory and the fix" \
+  grep -q "deny-read directory '$TESTDIR/big3' holds more than 100000 entries.*FSGATE_DENIED_SCAN_MAX" <<<"$out"
+out=$(FSGATE_DENIED_SCAN_MAX=200000 run_fsg --deny-read "$TESTDIR/big3" --deny-read "$TESTDIR/sec3" \
+      --rw "$WORK/ws3" -- cat "$WORK/ws3/backup" 2>&1); rc=$?
+is "[3] FSGATE_DENIED_SCAN_MAX=200000: both directories scanned, the link of sec3/key is denied" \
+  "$rc/$out" "1/cat: $WORK/ws3/backup: Permission denied"
+out=$(FSGATE_DENIED_SCAN_MAX=off run_fsg --deny-read "$TESTDIR/big3" --deny-read "$TESTDIR/sec3" \
+      --rw "$WORK/ws3" -- cat "$WORK/ws3/backup" 2>&1); rc=$?
+is "[3] FSGATE_DENIED_SCAN_MAX=off: the documented opt-out, no scan (the link is readable)" \
+  "$rc/$out" "0/$SECRET-3b"
 rm -rf "$TESTDIR/big3"
 
 # --- [6] a procfs or sysfs mounted below a root is not served ---------------------------------
@@ -211,6 +364,43 @@ sys-denied"
 else
   umount "$WORK/hostproc" 2>/dev/null
   for d in "[6] control" "[6] procfs and sysfs under the cwd" "[6] ... recorded"; do skip "$d" "mount -t proc/sysfs (root)"; done
+fi
+
+# --- review M6: the reader of a --capture run goes away -----------------------------------------
+out=$(cd "$WORK" && timeout -k 5 30 "$FSGATE_RUN" --quiet --capture --json "$TESTDIR/m6.json" -- yes \
+      | head -1; echo "${PIPESTATUS[0]}")
+is "[9] --capture -- yes | head -1: the command gets SIGPIPE and fsgate-run ends (141, not a timeout)" \
+  "$out" "y
+141"
+is "[9] ... the capture says where the stream was cut" \
+  "$(json_get "$TESTDIR/m6.json" '"the reader of this stream went away" in r["stdout"]')" "True"
+
+# --- review M5: a signal while fsgate-run waits for a stalled reader ---------------------------
+mkfifo "$TESTDIR/m5.fifo"
+exec 7<>"$TESTDIR/m5.fifo"   # a reader that never reads
+( cd "$WORK" && exec "$FSGATE_RUN" --quiet --capture --json "$TESTDIR/m5.json" -- \
+    sh -c 'head -c 200000 /dev/zero; touch "$1"' sh "$TESTDIR/m5.done" >"$TESTDIR/m5.fifo" ) &
+m5=$!
+wait_for "$TESTDIR/m5.done"
+kill -TERM "$m5"
+gone=no
+for i in $(seq 500); do kill -0 "$m5" 2>/dev/null || { gone=yes; break; }; sleep 0.02; done
+[ $gone = yes ] || kill -KILL "$m5" 2>/dev/null
+wait "$m5" 2>/dev/null
+exec 7<&-
+is "[9] SIGTERM while only a stalled reader is waited for: fsgate-run ends (within 10 s)" "$gone" "yes"
+is "[9] ... and the report is written" "$(json_get "$TESTDIR/m5.json" 'r["exit_code"] is not None')" "True"
+
+# --- review L9: a root that is itself a procfs mount -------------------------------------------
+if [ "$(id -u)" = 0 ] && mkdir "$TESTDIR/proc9" && mount -t proc proc "$TESTDIR/proc9" 2>/dev/null; then
+  check "[6] control: the procfs mounted at proc9 shows the host's processes" test -e "$TESTDIR/proc9/1/status"
+  err=$(run_fsg --ro "$TESTDIR/proc9" -- true 2>&1); rc=$?
+  umount "$TESTDIR/proc9" 2>/dev/null || umount -l "$TESTDIR/proc9"
+  is "[6] --ro of a procfs mount itself: refused at setup (125), naming the root" \
+    "$rc/$(grep -c "root '$TESTDIR/proc9' (--ro) is a procfs mount" <<<"$err")" "125/1"
+else
+  skip "[6] control: a procfs root" "mount -t proc (root)"
+  skip "[6] --ro of a procfs mount itself" "mount -t proc (root)"
 fi
 
 done_testing

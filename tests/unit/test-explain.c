@@ -170,6 +170,23 @@ test_describe_origins (void)
   expect_describe (policy, "/etc", "no rule: not under any root");
 }
 
+
+/* Run @data (a GTestFunc) with tmp_root in a trusted, root-owned tree: a
+ * symlink under /tmp is never trusted to choose a root (policy/roots.c). */
+static void
+run_in_trusted_tree (gconstpointer data)
+{
+  char *saved = tmp_root;
+  char *dir = fsg_test_trusted_tmpdir_new ("explain");
+
+  if (dir == NULL)
+    return;
+  tmp_root = dir;
+  ((GTestFunc) data) ();
+  tmp_root = saved;
+  fsg_test_tmpdir_free (dir);
+}
+
 static void
 test_describe_alias (void)
 {
@@ -439,8 +456,9 @@ main (int argc, char **argv)
 
   g_test_add_func ("/policy/explain/describe/profile", test_describe_profile);
   g_test_add_func ("/policy/explain/describe/origins", test_describe_origins);
-  g_test_add_func ("/policy/explain/describe/alias", test_describe_alias);
-  g_test_add_func ("/policy/explain/describe/alias-ancestor", test_describe_alias_ancestor);
+  g_test_add_data_func ("/policy/explain/describe/alias", test_describe_alias, run_in_trusted_tree);
+  g_test_add_data_func ("/policy/explain/describe/alias-ancestor", test_describe_alias_ancestor,
+                        run_in_trusted_tree);
   g_test_add_func ("/policy/explain/access-strings", test_access_strings);
   g_test_add_func ("/policy/explain/cli/explain", test_cli_explain);
   g_test_add_func ("/policy/explain/cli/policy-none", test_cli_policy_none);

@@ -49,6 +49,32 @@ test_cases (void)
     { "\033P$qm\033\\\033P+q544e\033\\\033_Gi=1\033\\\033^pm\033\\\033Xsos\033\\!", "!", 5 },
     /* two-byte escapes pass */
     { "\033=\033>\0337\0338\033(B", "\033=\033>\0337\0338\033(B", 0 },
+    /* review H4 bypasses. ESC inside an OSC string that is not ESC \ ends
+     * the string and starts a new escape: the DSR after it is a DSR */
+    { "a\033]0;t\033[6nb", "ab", 2 },
+    { "a\033]52;c;QQ==\033[5n\033]0;x\007b", "a\033]0;x\007b", 2 },
+    /* CAN and SUB cancel a sequence: what follows is text, not the string */
+    { "a\033]52;c;\030\033[6nb", "ab", 2 },
+    { "a\033[6\032nb", "anb", 1 },
+    /* 8-bit C1: CSI 0x9B, OSC 0x9D, DCS 0x90, APC 0x9F, PM 0x9E, SOS 0x98,
+     * raw and UTF-8 encoded (C2 9B ...) */
+    { "a\2336nb", "ab", 1 },
+    { "a\23552;c;QQ==\234b", "ab", 1 },
+    { "a\220$qm\234\237G\234\236p\234\230s\234b", "ab", 4 },
+    { "a\302\2336nb", "ab", 1 },
+    { "a\302\23552;c;QQ==\302\234b", "ab", 1 },
+    { "a\302\2331;31mb", "a\033[1;31mb", 0 },
+    /* UTF-8 text with continuation bytes in 0x80-0x9F passes unchanged */
+    { "\342\202\254 \303\251 \360\237\230\200 \302\240", "\342\202\254 \303\251 \360\237\230\200 \302\240", 0 },
+    /* allowlist: XTVERSION, DECRQCRA, DECRQTSR, mouse and focus modes,
+     * media copy, keyboard protocol push, XTQMODKEYS are dropped */
+    { "\033[>q\033[1;1;1;1;1;1*y\033[1$u\033[?1000h\033[?1006;1000h\033[?1004h\033[5i\033[>1u\033[?4m.",
+      ".", 9 },
+    /* ... while what screens use passes: margins, scrolling, inserts,
+     * DECSET of ordinary modes (alt screen, bracketed paste), cursor shape,
+     * soft reset, mouse mode off */
+    { "\033[1;24r\033[3S\033[2T\033[4@\033[2P\033[3X\033[5G\033[2d\033[?1049h\033[?2004h\033[2 q\033[!p\033[?1000l\033[s\033[u\033[4h",
+      "\033[1;24r\033[3S\033[2T\033[4@\033[2P\033[3X\033[5G\033[2d\033[?1049h\033[?2004h\033[2 q\033[!p\033[?1000l\033[s\033[u\033[4h", 0 },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
