@@ -507,6 +507,11 @@ typedef struct
 } FsgGitLock;
 FsgGitLock fsg_git_lock (FsgFs *fs, FsgInode *parent, const char *name,
                          FsgInode *parent2, const char *name2, gboolean always);
+/* For an open for writing of @inode: held from the check to the open when
+ * the name is one a git dir's checks look at (config, config.worktree,
+ * commondir, gitdir), so that the directory cannot become a git dir in
+ * between (the config would be installed again, but after this open). */
+FsgGitLock fsg_git_lock_open (FsgFs *fs, FsgInode *inode, gboolean write);
 void fsg_git_unlock (FsgGitLock *lock);
 #define fsg_autogit __attribute__ ((cleanup (fsg_git_unlock)))
 /* Before creating @name in @parent (create, mknod, mkdir, symlink, link):

@@ -236,6 +236,49 @@ is_hooks_dir (FsgFs *fs, FsgInode *dir)
   return r;
 }
 
+/* Rebase and sequencer state: the todo list of `git rebase --continue` and
+ * `git cherry-pick --continue`, whose exec (x) lines run shell commands. */
+static const char *
+todo_name_of (const char *statedir)
+{
+  if (statedir == NULL)
+    return NULL;
+  if (strcmp (statedir, "rebase-merge") == 0)
+    return "git-rebase-todo";
+  if (strcmp (statedir, "sequencer") == 0)
+    return "todo";
+  return NULL;
+}
+
+static gboolean
+is_todo_name (const char *statedir, const char *name)
+{
+  const char *t = todo_name_of (statedir);
+
+  return t != NULL && name != NULL && strcmp (t, name) == 0;
+}
+
+/* Is the directory @dir (an inode) rebase-merge/ or sequencer/ of a git dir? */
+static gboolean
+is_state_dir (FsgFs *fs, FsgInode *dir)
+{
+  g_autofree char *name = inode_name (fs, dir);
+  g_autofree char *gname = NULL;
+  FsgInode *g;
+  gboolean r;
+  int gfd = -1;
+
+  if (todo_name_of (name) == NULL)
+    return FALSE;
+  g = parent_pin (fs, dir, &gfd);
+  if (g == NULL)
+    return FALSE;
+  gname = inode_name (fs, g);
+  r = gitdir_like (gname, gfd);
+  parent_unpin (fs, g);
+  return r;
+}
+
 static gboolean
 is_redirect_name (const char *n)
 {
@@ -381,26 +424,69 @@ read_checked (int fd, gsize *out_len)
   return g_string_free (s, FALSE);
 }
 
-/* The problem with a config file's content, or NULL. */
-static char *
-config_problem (const char *data, gsize len)
+typedef struct
 {
-  g_autofree char *key = fsg_git_config_find_program (data, len);
+  FsgFs *fs;
+  const char *gitdir;
+  char *problem;
+} Worktree;
 
-  if (key == NULL)
-    return NULL;
-  if (g_str_has_prefix (key, "a syntax error"))
-    return g_strdup_printf ("config with %s", key);
-  return g_strdup_printf ("config sets %s, which makes git run a program", key);
+static void
+worktree_cb (const char *var, const char *value, gpointer data)
+{
+  Worktree *w = data;
+  g_autofree char *path = NULL;
+  FsgPathState st;
+
+  if (w->problem != NULL || strcmp (var, "core.worktree") != 0 || value == NULL ||
+      value[0] == '\0')
+    return;
+  /* git takes a relative core.worktree relative to the git dir; the value
+   * is resolved here without following symlinks (docs/security.md says
+   * what that leaves open) */
+  if (!g_path_is_absolute (value) && w->gitdir == NULL)
+    {
+      w->problem = g_strdup ("config sets core.worktree, and the git dir's path is unknown");
+      return;
+    }
+  path = g_canonicalize_filename (value, w->gitdir);
+  st = fsg_policy_decide (w->fs->policy, path);
+  if (st.access != FSG_ACCESS_RW)
+    w->problem = g_strdup_printf ("config sets core.worktree to %s, outside the writable roots "
+                                  "(the host's git would write files there)", path);
 }
 
-/* @name in @dfd as a config file of a git dir: NULL when absent or safe. */
+/* The problem with a config file's content, or NULL. @gitdir is the path of
+ * the git dir it is (or becomes) the config of, NULL when not known. */
 static char *
-check_config_file (int dfd, const char *name)
+config_problem (FsgFs *fs, const char *gitdir, const char *data, gsize len)
+{
+  g_autofree char *key = fsg_git_config_find_program (data, len);
+  Worktree w = { fs, gitdir, NULL };
+
+  if (key != NULL && g_str_has_prefix (key, "a syntax error"))
+    return g_strdup_printf ("config with %s", key);
+  if (key != NULL)
+    return g_strdup_printf ("config sets %s, which makes git run a program", key);
+  fsg_git_config_scan (data, len, worktree_cb, &w, NULL);
+  return w.problem;
+}
+
+static int install_copy (int pfd, const char *name, int npfd, const char *newname,
+                         const char *data, gsize len, const struct stat *st, unsigned int flags);
+
+/* @name in @dfd as a config file of a directory becoming a git dir: NULL
+ * when absent or safe. A safe one is installed again (a checked copy
+ * renamed over the name), so that a descriptor opened on it before, while
+ * the directory was not a git dir, is left on an unlinked file: writes,
+ * mmap and copy_file_range through it change nothing git reads. */
+static char *
+check_config_file (FsgFs *fs, const char *gitdir, int dfd, const char *name)
 {
   struct stat st;
   fsg_autofd int fd = -1;
   g_autofree char *data = NULL;
+  char *problem;
   gsize len = 0;
 
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -412,7 +498,85 @@ check_config_file (int dfd, const char *name)
   fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
     return g_strdup_printf ("%s cannot be checked", name);
-  return config_problem (data, len);
+  if ((problem = config_problem (fs, gitdir, data, len)) != NULL)
+    return problem;
+  if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
+    return g_strdup_printf ("%s cannot be installed again (a descriptor open on it would stay "
+                            "writable)", name);
+  return NULL;
+}
+
+/* An exec (x) line of a todo list, or NULL. */
+static char *
+todo_problem (const char *data, gsize len)
+{
+  const char *p = data, *end = data + len;
+
+  while (p < end)
+    {
+      const char *eol = memchr (p, '\n', (gsize) (end - p));
+      const char *w;
+      gsize n;
+
+      if (eol == NULL)
+        eol = end;
+      while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+      for (w = p; w < eol && *w != ' ' && *w != '\t' && *w != '\r'; w++)
+        ;
+      n = (gsize) (w - p);
+      if ((n == 4 && memcmp (p, "exec", 4) == 0) || (n == 1 && *p == 'x'))
+        return g_strdup ("todo list with an exec line, which makes git run a command at --continue");
+      p = eol + 1;
+    }
+  return NULL;
+}
+
+/* The todo list @name in @dfd (a rebase-merge/ or sequencer/ directory):
+ * NULL when absent or safe; a safe one is installed again, as a config. */
+static char *
+check_todo_file (int dfd, const char *name)
+{
+  struct stat st;
+  fsg_autofd int fd = -1;
+  g_autofree char *data = NULL;
+  char *problem;
+  gsize len = 0;
+
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return NULL;
+  if (!S_ISREG (st.st_mode))
+    return g_strdup_printf ("%s is not a regular file", name);
+  if (st.st_nlink > 1)
+    return g_strdup_printf ("%s has another hard link", name);
+  fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
+    return g_strdup_printf ("%s cannot be checked", name);
+  if ((problem = todo_problem (data, len)) != NULL)
+    return problem;
+  if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
+    return g_strdup_printf ("%s cannot be installed again", name);
+  return NULL;
+}
+
+/* The todo list in the state directory @statedir (rebase-merge or
+ * sequencer) of the git dir @gfd. */
+static char *
+check_state_dir (int gfd, const char *statedir)
+{
+  struct stat st;
+  fsg_autofd int sfd = -1;
+
+  if (fstatat (gfd, statedir, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return NULL;
+  if (S_ISLNK (st.st_mode))
+    return g_strdup_printf ("%s is a symlink", statedir);
+  if (!S_ISDIR (st.st_mode))
+    return NULL;
+  sfd = openat (gfd, statedir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sfd < 0)
+    return g_strdup_printf ("%s cannot be checked", statedir);
+  return check_todo_file (sfd, todo_name_of (statedir));
 }
 
 /* The entries of a hooks directory @hfd: none that git would run. */
@@ -452,13 +616,15 @@ check_hooks_entries (int hfd)
 
 /* Everything git would run from the git dir @dfd: NULL when nothing. */
 static char *
-check_gitdir_contents (int dfd)
+check_gitdir_contents (FsgFs *fs, const char *gitdir, int dfd)
 {
   struct stat st;
   char *problem;
 
-  if ((problem = check_config_file (dfd, "config")) != NULL ||
-      (problem = check_config_file (dfd, "config.worktree")) != NULL)
+  if ((problem = check_config_file (fs, gitdir, dfd, "config")) != NULL ||
+      (problem = check_config_file (fs, gitdir, dfd, "config.worktree")) != NULL ||
+      (problem = check_state_dir (dfd, "rebase-merge")) != NULL ||
+      (problem = check_state_dir (dfd, "sequencer")) != NULL)
     return problem;
   if (fstatat (dfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0)
     {
@@ -538,7 +704,9 @@ is_watched (FsgFs *fs, FsgInode *parent, const char *name)
   if (parent == NULL || name == NULL)
     return FALSE;
   if (is_config_name (name) || is_signature_name (name) || is_redirect_name (name) ||
-      strcmp (name, "hooks") == 0 || strcmp (name, ".git") == 0)
+      strcmp (name, "hooks") == 0 || strcmp (name, ".git") == 0 ||
+      todo_name_of (name) != NULL || strcmp (name, "git-rebase-todo") == 0 ||
+      strcmp (name, "todo") == 0)
     return TRUE;
   g_mutex_lock (&fs->lock);
   hooks = g_strcmp0 (fsg_inode_name_locked (parent), "hooks") == 0;
@@ -555,6 +723,29 @@ fsg_git_lock (FsgFs *fs, FsgInode *parent, const char *name, FsgInode *parent2,
   if (!fs->git_protect)
     return l;
   if (always || is_watched (fs, parent, name) || is_watched (fs, parent2, name2))
+    {
+      g_mutex_lock (&fs->git_op_lock);
+      l.held = TRUE;
+    }
+  return l;
+}
+
+FsgGitLock
+fsg_git_lock_open (FsgFs *fs, FsgInode *inode, gboolean write)
+{
+  FsgGitLock l = { fs, FALSE };
+  gboolean watched;
+
+  if (!fs->git_protect || !write || inode->kind != FSG_INODE_HOST)
+    return l;
+  g_mutex_lock (&fs->lock);
+  {
+    const char *n = fsg_inode_name_locked (inode);
+    watched = n != NULL && (is_config_name (n) || is_redirect_name (n) ||
+                            strcmp (n, "git-rebase-todo") == 0 || strcmp (n, "todo") == 0);
+  }
+  g_mutex_unlock (&fs->lock);
+  if (watched)
     {
       g_mutex_lock (&fs->git_op_lock);
       l.held = TRUE;
@@ -613,6 +804,25 @@ out:
   g_mutex_unlock (&fs->git_lock);
 }
 
+/* A .git file or symlink made as @name in @parent: reported to fsgate-run
+ * (git_redirects_created), not refused (submodules and worktrees need it). */
+static void
+record_redirect (FsgFs *fs, FsgInode *parent, const char *name)
+{
+  g_autofree char *path = fsg_inode_path (fs, parent, name);
+
+  if (fs->audit_func != NULL)
+    {
+      FsgAuditEvent ev = { 0 };
+
+      ev.time_us = g_get_real_time ();
+      ev.op = "git-redirect-created";
+      ev.path = path;
+      ev.access = FSG_ACCESS_RW;
+      fs->audit_func (&ev, fs->audit_data);
+    }
+}
+
 /* @name is about to appear in the directory @dir (fd @dfd, name @dirname):
  * if that makes @dir a git dir, check what it holds. */
 static int
@@ -621,10 +831,12 @@ check_becomes_gitdir (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *dir,
 {
   g_autofree char *problem = NULL;
   g_autofree char *why = NULL;
+  g_autofree char *dirpath = NULL;
 
   if (!is_signature_name (name) || gitdir_like (dirname, dfd) || !gitdir_shape (dfd, name))
     return 0;
-  problem = check_gitdir_contents (dfd);
+  dirpath = fsg_inode_path (fs, dir, NULL);
+  problem = check_gitdir_contents (fs, dirpath, dfd);
   if (problem != NULL)
     {
       why = g_strdup_printf ("would make a git dir whose %s", problem);
@@ -678,16 +890,28 @@ fsg_git_check_create (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *paren
       return 0;
     }
 
+  if (is_todo_name (pname, name) && is_state_dir (fs, parent))
+    return git_deny (fs, req, op, parent, pname, name,
+                     "written only by renaming a checked file over it (no exec line)", EPERM);
   if (!is_config_name (name) && !is_signature_name (name) && strcmp (name, "hooks") != 0 &&
-      strcmp (name, ".git") != 0 && !is_redirect_name (name))
+      strcmp (name, ".git") != 0 && !is_redirect_name (name) && todo_name_of (name) == NULL)
     return 0;
   if ((pfd = fsg_pin (&pin, fs, parent)) < 0)
     return 0; /* the operation itself will fail */
+  if (todo_name_of (name) != NULL)
+    {
+      if (type == S_IFLNK && gitdir_like (pname, pfd))
+        return git_deny (fs, req, op, parent, pname, name, "rebase state may not be a symlink",
+                         EPERM);
+      return 0;
+    }
 
   if (strcmp (name, ".git") == 0)
     {
       if (type == S_IFDIR && !has_entry (pfd, ".git", NULL))
         record_created (fs, parent, name);
+      else if (type != S_IFDIR)
+        record_redirect (fs, parent, name);
       return 0;
     }
   if (is_config_name (name) && gitdir_like (pname, pfd))
@@ -722,6 +946,9 @@ fsg_git_check_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode)
   if (is_config_name (name) && gitdir_like (pname, pfd))
     r = git_deny (fs, req, op, p, pname, name,
                   "written only by renaming a checked file over it (git's config.lock)", EPERM);
+  else if (is_todo_name (pname, name) && is_state_dir (fs, p))
+    r = git_deny (fs, req, op, p, pname, name,
+                  "written only by renaming a checked file over it (no exec line)", EPERM);
   else if (is_redirect_name (name) && gitdir_like (pname, pfd) && !redirect_allowed (fs, p))
     r = git_deny (fs, req, op, p, pname, name,
                   "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
@@ -863,9 +1090,12 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       if (np_hooks || p_hooks || is_config_name (name) || is_config_name (newname) ||
           is_signature_name (name) || is_signature_name (newname) ||
           strcmp (name, "hooks") == 0 || strcmp (newname, "hooks") == 0 ||
+          todo_name_of (name) != NULL || todo_name_of (newname) != NULL ||
+          is_state_dir (fs, p) || is_state_dir (fs, np) ||
           strcmp (name, ".git") == 0 || strcmp (newname, ".git") == 0)
         {
           if (gitdir_like (pname, pfd) || gitdir_like (npname, npfd) || np_hooks || p_hooks ||
+              is_state_dir (fs, p) || is_state_dir (fs, np) ||
               strcmp (name, ".git") == 0 || strcmp (newname, ".git") == 0)
             return git_deny (fs, req, "rename", np, npname, newname,
                              "an exchange would install content unchecked", EPERM);
@@ -878,6 +1108,7 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       fsg_autofd int fd = -1;
       g_autofree char *data = NULL;
       g_autofree char *problem = NULL;
+      g_autofree char *dirpath = NULL;
       gsize len = 0;
 
       if (!S_ISREG (st.st_mode))
@@ -885,10 +1116,48 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
       fd = openat (pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
         return git_deny (fs, req, "rename", np, npname, newname, "cannot be checked", EPERM);
-      problem = config_problem (data, len);
+      dirpath = fsg_inode_path (fs, np, NULL);
+      problem = config_problem (fs, dirpath, data, len);
       if (problem != NULL)
         return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
       return install_copy (pfd, name, npfd, newname, data, len, &st, flags);
+    }
+
+  if (is_todo_name (npname, newname) && is_state_dir (fs, np))
+    {
+      fsg_autofd int fd = -1;
+      g_autofree char *data = NULL;
+      g_autofree char *problem = NULL;
+      gsize len = 0;
+
+      if (!S_ISREG (st.st_mode))
+        return git_deny (fs, req, "rename", np, npname, newname, "not a regular file", EPERM);
+      fd = openat (pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
+        return git_deny (fs, req, "rename", np, npname, newname, "cannot be checked", EPERM);
+      if ((problem = todo_problem (data, len)) != NULL)
+        return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
+      return install_copy (pfd, name, npfd, newname, data, len, &st, flags);
+    }
+
+  if (todo_name_of (newname) != NULL && gitdir_like (npname, npfd))
+    {
+      g_autofree char *problem = NULL;
+
+      if (S_ISLNK (st.st_mode))
+        return git_deny (fs, req, "rename", np, npname, newname,
+                         "rebase state may not be a symlink", EPERM);
+      if (S_ISDIR (st.st_mode))
+        {
+          /* checked under its old name: the todo name is the new one's */
+          fsg_autofd int sfd = openat (pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+          problem = sfd < 0 ? g_strdup ("cannot be checked")
+                            : check_todo_file (sfd, todo_name_of (newname));
+          if (problem != NULL)
+            return git_deny (fs, req, "rename", np, npname, newname, problem, EPERM);
+        }
+      return 0;
     }
 
   if (np_hooks && !fsg_git_is_sample_name (newname))
@@ -932,11 +1201,15 @@ fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char *nam
     return git_deny (fs, req, "rename", np, npname, newname,
                      "would redirect an existing git dir (allowed only in worktrees/<id>/)", EPERM);
 
+  if (strcmp (newname, ".git") == 0 && !S_ISDIR (st.st_mode))
+    record_redirect (fs, np, newname);
+
   if (strcmp (newname, ".git") == 0 && S_ISDIR (st.st_mode))
     {
       fsg_autofd int dfd = openat (pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      g_autofree char *dirpath = fsg_inode_path (fs, np, newname);
       g_autofree char *problem = dfd < 0 ? g_strdup ("cannot be checked")
-                                         : check_gitdir_contents (dfd);
+                                         : check_gitdir_contents (fs, dirpath, dfd);
 
       if (problem != NULL)
         {

@@ -1262,6 +1262,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fsg_fs_audit (fs, req, "open", inode, NULL, NULL, NULL, &s, TRUE, -r, mode_string (fi->flags));
       return reply_err (req, r);
     }
+  fsg_autogit FsgGitLock gl = fsg_git_lock_open (fs, inode, write);
   if (write && (r = fsg_git_check_write (fs, req, "open", inode)) < 0)
     return reply_err (req, r);
   if ((pathfd = fsg_pin (&pin, fs, inode)) < 0)

@@ -66,6 +66,14 @@ next_char (Src *s)
   return c;
 }
 
+/* git's isspace() (sane_ctype): space, \t, \n and \r only; \v and \f
+ * are part of a value ("true\f" is not a boolean for git). */
+static gboolean
+git_isspace (int c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static gboolean
 iskeychar (int c)
 {
@@ -92,7 +100,7 @@ parse_value (Src *s)
         }
       if (comment)
         continue;
-      if (g_ascii_isspace (c) && !quote)
+      if (git_isspace (c) && !quote)
         {
           if (v->len)
             space++;
@@ -152,7 +160,7 @@ parse_subsection (Src *s, GString *name, int c)
         return FALSE;
       c = next_char (s);
     }
-  while (g_ascii_isspace (c));
+  while (git_isspace (c));
   if (c != '"')
     return FALSE;
   g_string_append_c (name, '.');
@@ -186,7 +194,7 @@ parse_section (Src *s, GString *name)
         return FALSE;
       if (c == ']')
         return name->len > 0;
-      if (g_ascii_isspace (c))
+      if (git_isspace (c))
         return name->len > 0 && parse_subsection (s, name, c);
       if (!iskeychar (c) && c != '.')
         return FALSE;
@@ -220,7 +228,7 @@ has_suffix (const char *s, const char *suffix)
 static const char *const program_keys[] = {
   "hookspath", "askpass", "gitproxy", "sshcommand", "textconv", "clean", "smudge",
   "process", "driver", "external", "receivepack", "uploadpack", "vcs", "difffilter",
-  "smtpserver", "httpd", "fsmonitor", "path", NULL
+  "smtpserver", "httpd", "fsmonitor", "path", "tunnel", "authorsprog", "modulepath", NULL
 };
 /* Key suffixes with the same meaning: core.editor, sequence.editor,
  * credential.helper, gpg.program, mergetool.*.cmd, hook.*.command,
@@ -299,7 +307,7 @@ fsg_git_config_scan (const char *data, gsize len, FsgGitConfigFunc func, gpointe
           comment = FALSE;
           continue;
         }
-      if (comment || g_ascii_isspace (c))
+      if (comment || git_isspace (c))
         continue;
       if (c == '#' || c == ';')
         {

@@ -24,7 +24,9 @@ fsg_git_report_event (int fd, const FsgAuditEvent *event)
 
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "source");
-  json_builder_add_string_value (b, FSG_GIT_DIR_CREATED);
+  json_builder_add_string_value (b, g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) == 0
+                                       ? FSG_GIT_REDIRECT_CREATED
+                                       : FSG_GIT_DIR_CREATED);
   fsg_json_add_text (b, "path", event->path ? event->path : "");
   json_builder_end_object (b);
   root = json_builder_get_root (b);
@@ -39,25 +41,56 @@ gboolean
 fsg_git_report_take (JsonArray *dirs, JsonNode *node)
 {
   JsonObject *obj = json_node_get_object (node);
+  const char *source = json_object_get_string_member_with_default (obj, "source", "");
   const char *path;
+  gboolean redirect = g_strcmp0 (source, FSG_GIT_REDIRECT_CREATED) == 0;
 
-  if (g_strcmp0 (json_object_get_string_member_with_default (obj, "source", ""),
-                 FSG_GIT_DIR_CREATED) != 0)
+  if (!redirect && g_strcmp0 (source, FSG_GIT_DIR_CREATED) != 0)
     return FALSE;
   path = json_object_get_string_member_with_default (obj, "path", "");
+  /* git dirs are string elements, redirections {"redirect": path} */
   for (guint i = 0; i < json_array_get_length (dirs); i++)
-    if (g_strcmp0 (json_array_get_string_element (dirs, i), path) == 0)
-      return TRUE;
-  json_array_add_string_element (dirs, path);
+    {
+      JsonNode *e = json_array_get_element (dirs, i);
+      const char *p = JSON_NODE_HOLDS_OBJECT (e)
+                        ? json_object_get_string_member_with_default (json_node_get_object (e),
+                                                                      "redirect", "")
+                        : json_node_get_string (e);
+
+      if (JSON_NODE_HOLDS_OBJECT (e) == redirect && g_strcmp0 (p, path) == 0)
+        return TRUE;
+    }
+  if (json_array_get_length (dirs) >= 2000)
+    return TRUE; /* a bounded report */
+  if (redirect)
+    {
+      JsonObject *o = json_object_new ();
+
+      json_object_set_string_member (o, "redirect", path);
+      json_array_add_object_element (dirs, o);
+    }
+  else
+    json_array_add_string_element (dirs, path);
   return TRUE;
 }
 
 void
 fsg_git_report_add (JsonBuilder *b, JsonArray *dirs)
 {
-  json_builder_set_member_name (b, "git_dirs_created");
-  json_builder_begin_array (b);
-  for (guint i = 0; dirs != NULL && i < json_array_get_length (dirs); i++)
-    json_builder_add_string_value (b, json_array_get_string_element (dirs, i));
-  json_builder_end_array (b);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      json_builder_set_member_name (b, pass == 0 ? "git_dirs_created" : "git_redirects_created");
+      json_builder_begin_array (b);
+      for (guint i = 0; dirs != NULL && i < json_array_get_length (dirs); i++)
+        {
+          JsonNode *e = json_array_get_element (dirs, i);
+
+          if (pass == 0 && !JSON_NODE_HOLDS_OBJECT (e))
+            json_builder_add_string_value (b, json_node_get_string (e));
+          else if (pass == 1 && JSON_NODE_HOLDS_OBJECT (e))
+            json_builder_add_string_value (
+              b, json_object_get_string_member_with_default (json_node_get_object (e), "redirect", ""));
+        }
+      json_builder_end_array (b);
+    }
 }

@@ -301,7 +301,8 @@ daemon_audit (const FsgAuditEvent *event, gpointer user_data)
 
   if (!event->denied)
     {
-      if (g_strcmp0 (event->op, FSG_GIT_DIR_CREATED) == 0)
+      if (g_strcmp0 (event->op, FSG_GIT_DIR_CREATED) == 0 ||
+          g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) == 0)
         fsg_git_report_event (fd, event);
       return;
     }

@@ -146,6 +146,10 @@ plant "a new repository inside the tree (git init, then git config)" \
   "$P git init -q repo/sub/dir; git -C repo/sub/dir config core.fsmonitor \$PWD/p"
 plant "a new .git dir made by hand, config before HEAD" \
   "$P mkdir repo/sub/dir/.git; printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > repo/sub/dir/.git/config; cp -r repo/.git/objects repo/.git/refs repo/.git/HEAD repo/sub/dir/.git/"
+plant "a config opened before its dir became a git dir, written after (gitdir: file)" \
+  "$P cd repo; mkdir -p .x/objects; cp -r .git/objects/. .x/objects/; echo 'ref: refs/heads/main' > .x/HEAD; printf '[core]\n\trepositoryformatversion = 0\n' > .x/config; exec 3<>.x/config; cp -r .git/refs .x/refs; printf '[core]\n\tfsmonitor = %s/p\n' \$(dirname \$PWD) >&3; mv .git .gitold; echo 'gitdir: .x' > .git"
+plant "a config opened before its dir was renamed to .git, written after" \
+  "$P mkdir -p .x/objects; cp -r repo/.git/objects/. .x/objects/; echo 'ref: refs/heads/main' > .x/HEAD; printf '[core]\n\trepositoryformatversion = 0\n' > .x/config; exec 3<>.x/config; mv .x repo/sub/dir/.git; cp -r repo/.git/refs repo/sub/dir/.git/refs; printf '[core]\n\tfsmonitor = %s/p\n' \$PWD >&3"
 plant "a git dir built elsewhere and renamed to .git" \
   "$P $EVIL mv .x repo/sub/dir/.git"
 plant "a .git replaced by a symlink to an attacker dir" \
@@ -177,6 +181,49 @@ check "control: a hook planted in the global init.templateDir runs in a reposito
 check "fsgate-run: a hook planted in the global init.templateDir planted nothing" \
   test ! -e "$TESTDIR/mark-ts"
 
+# core.worktree outside the workspace: the host's next checkout or reset
+# writes the repository's files there ($HOME/.gitconfig with core.fsmonitor).
+for mode in c s; do
+  fixture "$TESTDIR/w$mode"
+  mkdir -p "$TESTDIR/h$mode"
+  script="M='$TESTDIR/mark-w$mode'; $P printf '[core]\n\tfsmonitor = %s/p\n' \$PWD > repo/.gitconfig; git -C repo add .gitconfig; git -C repo commit -qm g; git -C repo config core.worktree '$TESTDIR/h$mode'"
+  if [ $mode = c ]; then
+    (cd "$TESTDIR/w$mode" && sh -c "$script") >/dev/null 2>&1
+  else
+    (cd "$TESTDIR/w$mode" && run_fsg ${GIT_PLANT_POLICY:+--policy "$GIT_PLANT_POLICY"} -- sh -c "$script") >/dev/null 2>&1
+  fi
+  (cd "$TESTDIR/w$mode/repo" && git reset -q --hard && HOME="$TESTDIR/h$mode" git status) </dev/null >/dev/null 2>&1
+done
+check "control: core.worktree outside the workspace makes the host's reset write \$HOME/.gitconfig" \
+  test -s "$TESTDIR/mark-wc"
+check "fsgate-run: core.worktree outside the workspace planted nothing" \
+  test ! -e "$TESTDIR/mark-ws"
+check "fsgate-run: core.worktree outside the workspace is not in the config" \
+  test -z "$(git -C "$TESTDIR/ws/repo" config core.worktree)"
+
+# Rebase state: a rebase stopped on the host (a break), then the command
+# puts an exec line in the todo list; the host's `git rebase --continue`
+# runs it. Written in place, renamed over it, and a whole rebase-merge/
+# replaced by a prepared one.
+for mode in c s; do
+  fixture "$TESTDIR/b$mode"
+  git -C "$TESTDIR/b$mode/repo" commit -q --allow-empty -m two
+  GIT_SEQUENCE_EDITOR="sed -i '1i break'" git -C "$TESTDIR/b$mode/repo" rebase -q -i HEAD~1 </dev/null >/dev/null 2>&1
+  X="exec echo ran >> '$TESTDIR/mark-b$mode'"
+  T=repo/.git/rebase-merge/git-rebase-todo
+  script="echo \"$X\" >> $T; echo \"$X\" > t; mv t $T; cp -r repo/.git/rebase-merge rm2; echo \"$X\" > rm2/git-rebase-todo; rm -rf repo/.git/rebase-merge; mv rm2 repo/.git/rebase-merge"
+  if [ $mode = c ]; then
+    (cd "$TESTDIR/b$mode" && sh -c "$script") >/dev/null 2>&1
+  else
+    (cd "$TESTDIR/b$mode" && run_fsg ${GIT_PLANT_POLICY:+--policy "$GIT_PLANT_POLICY"} -- sh -c "$script") >/dev/null 2>&1
+  fi
+  git -C "$TESTDIR/b$mode/repo" rebase --continue </dev/null >/dev/null 2>&1
+done
+check "control: an exec line in a stopped rebase's todo list runs at the host's git rebase --continue" \
+  test -s "$TESTDIR/mark-bc"
+check "fsgate-run: an exec line in a stopped rebase's todo list planted nothing" \
+  test ! -e "$TESTDIR/mark-bs"
+
 # The denials carry the rule and reach the report.
 cd "$TESTDIR" && mkdir -p rep && cd rep
 fixture "$TESTDIR/rep"
@@ -184,6 +231,12 @@ run_fsg --json "$TESTDIR/rep.json" -- sh -c 'echo ../x > repo/.git/commondir; gi
 is "denials name the git-protect rule in the report" \
   "$(json_get "$TESTDIR/rep.json" '"; ".join(sorted(set(d["rule"].split(":")[0] + ":" + d["rule"].split(":")[1] for d in r["denials"])))')" \
   "git-protect: .git/commondir; git-protect: .git/config"
+
+# .git files and symlinks the command makes are redirections: listed.
+run_fsg --json "$TESTDIR/redir.json" -- sh -c 'echo gitdir: ../../.x > repo/sub/.git; ln -s ../../.x repo/sub/dir/.git; echo x > t; mv t repo/nested/.git 2>/dev/null; echo gitdir: .y > g; mv g .git' >/dev/null 2>&1
+is "the report lists the .git files and symlinks the command made (git_redirects_created)" \
+  "$(json_get "$TESTDIR/redir.json" '" ".join(sorted(p.replace("'"$TESTDIR/rep/"'", "") for p in r["git_redirects_created"]))')" \
+  ".git repo/sub/.git repo/sub/dir/.git"
 
 FSGATE=${FSGATE_BUILDDIR:-$(dirname "$FSGATE_RUN")/..}/fsgate/fsgate
 is "fsgate explain explains the git-protect rules" \

@@ -36,6 +36,13 @@ static const Sample samples[] = {
   { "# only a comment\n; another\n", NULL },
   /* program-running settings */
   { "[core]\n\tfsmonitor = /tmp/p\n", "core.fsmonitor" },
+  /* git's isspace is space, \t, \n, \r: \f and \v stay in the value */
+  { "[core]\n\tfsmonitor = true\f\n", "core.fsmonitor" },
+  { "[core]\n\tfsmonitor = true\v\n", "core.fsmonitor" },
+  { "[core]\n\tfsmonitor = \ftrue\n", "core.fsmonitor" },
+  { "[imap]\n\ttunnel = /tmp/p\n", "imap.tunnel" },
+  { "[svn]\n\tauthorsProg = /tmp/p\n", "svn.authorsprog" },
+  { "[instaweb]\n\tmodulePath = /tmp/p\n", "instaweb.modulepath" },
   { "[core]\n\thooksPath = /tmp/h\n", "core.hookspath" },
   { "[core]\n\tsshCommand = ssh -o ProxyCommand=x\n", "core.sshcommand" },
   { "[core]\n\teditor = vim\n", "core.editor" },
