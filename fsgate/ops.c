@@ -642,6 +642,33 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fuse_reply_attr (req, &st, fsg_inode_attr_timeout (inode, &s));
 }
 
+/* Are the explicit times of @ts (UTIME_OMIT aside) within a second or two
+ * of now, as the kernel's own utime(NOW) of a file under the writeback
+ * cache sends them? */
+static gboolean
+times_are_now (const struct timespec ts[2])
+{
+  struct timespec now;
+  gboolean any = FALSE;
+
+  if (clock_gettime (CLOCK_REALTIME, &now) != 0)
+    return FALSE;
+  for (int k = 0; k < 2; k++)
+    {
+      if (ts[k].tv_nsec == UTIME_OMIT)
+        continue;
+      if (ts[k].tv_nsec == UTIME_NOW)
+        {
+          any = TRUE;
+          continue;
+        }
+      if (ts[k].tv_sec > now.tv_sec + 1 || ts[k].tv_sec < now.tv_sec - 2)
+        return FALSE;
+      any = TRUE;
+    }
+  return any;
+}
+
 static int
 do_utimens (int fd, FsgInode *inode, const struct timespec ts[2])
 {
@@ -789,17 +816,28 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
        * keeps for a file open for writing (utimensat(2) never passes one). */
       if (fi)
         r = futimens (fi->fh, ts) == 0 ? 0 : -errno;
-      else if (fs->host_checks)
+      else
         {
           FsgCreds c;
 
-          if (!creds_enter (fs, req, &c, FALSE))
+          if (fs->host_checks && !creds_enter (fs, req, &c, FALSE))
             return reply_err (req, -EACCES);
           r = do_utimens (fd, inode, ts);
-          creds_leave (fs, &c);
+          if (r == -EPERM && fs->writeback && inode->type == S_IFREG && times_are_now (ts))
+            {
+              /* With the writeback cache the kernel keeps a regular
+               * file's times itself and sends utime(NOW) as explicit
+               * times, which only the owner may set. A caller that may
+               * write the file may set them to now: ask the host for
+               * exactly that (it checks the write permission). */
+              for (int k = 0; k < 2; k++)
+                if (ts[k].tv_nsec != UTIME_OMIT)
+                  ts[k].tv_nsec = UTIME_NOW;
+              r = do_utimens (fd, inode, ts);
+            }
+          if (fs->host_checks)
+            creds_leave (fs, &c);
         }
-      else
-        r = do_utimens (fd, inode, ts);
       if (r < 0)
         return reply_err (req, r);
     }

@@ -74,17 +74,6 @@ for mode in default-permissions host-checks host-checks-writeback; do
     for i in "${!native[@]}"; do
         n=${native[$i]} v=${view[$i]:-}
         case $n in
-        "bob utime a to now (writable) "*)
-            # known difference with the writeback cache (unprivileged
-            # fsgate-run): the kernel sends explicit times, which a
-            # non-owner may not set (EPERM); a TAP TODO until fixed
-            if [ $mode = host-checks-writeback ] && [ "$v" != "$n" ]; then
-                _n=$((_n + 1))
-                echo "not ok $_n - $mode: ${n%%: *} # TODO writeback cache: utime(NOW) by a non-owner gives ${v##*: }"
-            else
-                is "$mode: ${n%%: *}: ${n#*: }" "$v" "$n"
-            fi
-            ;;
         "bob runs exe (0711) "*)
             # deliberate under host checks: an exec-only binary of another
             # owner is refused (EACCES = 13), since the kernel would not
