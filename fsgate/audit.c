@@ -112,32 +112,33 @@ fsg_audit_event_to_json (const FsgAuditEvent *event, FsgAuditFormat format)
 
 /* ---- Emission by the view ------------------------------------------------ */
 
-void
-fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
-              const char *name, FsgInode *parent2, const char *name2,
-              const FsgPathState *state, gboolean denied, int err, const char *mode)
+/* Count a denial; FALSE when the event goes nowhere. */
+static gboolean
+audit_wanted (FsgFs *fs, gboolean denied)
+{
+  if (denied)
+    __atomic_fetch_add (&fs->denials, 1, __ATOMIC_RELAXED);
+  if (!denied && fs->audit_level != FSG_AUDIT_ALL)
+    return FALSE;
+  return fs->audit_fd >= 0 || fs->audit_func != NULL;
+}
+
+static void
+audit_emit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+            const char *name, FsgInode *parent2, const char *name2, FsgAccess access,
+            const char *rule, gboolean denied, int err, const char *mode)
 {
   FsgAuditEvent ev = { 0 };
   g_autofree char *path = NULL;
   g_autofree char *path2 = NULL;
-  g_autofree char *rule = NULL;
   g_autofree char *comm = NULL;
   const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
-
-  if (denied)
-    __atomic_fetch_add (&fs->denials, 1, __ATOMIC_RELAXED);
-  if (!denied && fs->audit_level != FSG_AUDIT_ALL)
-    return;
-  if (fs->audit_fd < 0 && fs->audit_func == NULL)
-    return;
 
   /* A hard-linked file's view inode has one primary name: its records show
    * that name's path, and the rule the inode was decided by. */
   path = fsg_inode_path (fs, parent, name);
   if (parent2 != NULL)
     path2 = fsg_inode_path (fs, parent2, name2);
-  if (state != NULL)
-    rule = fsg_path_state_describe (fs->policy, state);
   if (ctx != NULL)
     comm = fsg_read_comm (ctx->pid);
 
@@ -146,7 +147,7 @@ fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
   ev.path = path;
   ev.path2 = path2;
   ev.denied = denied;
-  ev.access = state ? state->access : FSG_ACCESS_ABSENT;
+  ev.access = access;
   ev.rule = rule;
   ev.err = err;
   ev.mode = mode;
@@ -163,6 +164,33 @@ fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
     }
   if (fs->audit_func != NULL)
     fs->audit_func (&ev, fs->audit_data);
+}
+
+void
+fsg_fs_audit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+              const char *name, FsgInode *parent2, const char *name2,
+              const FsgPathState *state, gboolean denied, int err, const char *mode)
+{
+  g_autofree char *rule = NULL;
+
+  if (!audit_wanted (fs, denied))
+    return;
+  if (state != NULL)
+    rule = fsg_path_state_describe (fs->policy, state);
+  audit_emit (fs, req, op, parent, name, parent2, name2,
+              state ? state->access : FSG_ACCESS_ABSENT, rule, denied, err, mode);
+}
+
+/* fsg_fs_audit() with the rule given as text (the deciding rule of git
+ * protection is no policy rule). */
+void
+fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
+                   const char *name, FsgInode *parent2, const char *name2,
+                   FsgAccess access, const char *rule, gboolean denied, int err,
+                   const char *mode)
+{
+  if (audit_wanted (fs, denied))
+    audit_emit (fs, req, op, parent, name, parent2, name2, access, rule, denied, err, mode);
 }
 
 int

@@ -475,13 +475,13 @@ config_problem (FsgFs *fs, const char *gitdir, const char *data, gsize len)
 static int install_copy (int pfd, const char *name, int npfd, const char *newname,
                          const char *data, gsize len, const struct stat *st, unsigned int flags);
 
-/* @name in @dfd as a config file of a directory becoming a git dir: NULL
- * when absent or safe. A safe one is installed again (a checked copy
- * renamed over the name), so that a descriptor opened on it before, while
- * the directory was not a git dir, is left on an unlinked file: writes,
- * mmap and copy_file_range through it change nothing git reads. */
+static char *todo_problem (const char *data, gsize len);
+
+/* The file @name in @dfd, a git config (@todo FALSE) or a todo list: NULL
+ * when absent or safe, after installing a copy of the checked bytes
+ * (install_copy(): written beside it and renamed over the name). */
 static char *
-check_config_file (FsgFs *fs, const char *gitdir, int dfd, const char *name)
+check_reinstall (FsgFs *fs, const char *gitdir, int dfd, const char *name, gboolean todo)
 {
   struct stat st;
   fsg_autofd int fd = -1;
@@ -498,12 +498,24 @@ check_config_file (FsgFs *fs, const char *gitdir, int dfd, const char *name)
   fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
     return g_strdup_printf ("%s cannot be checked", name);
-  if ((problem = config_problem (fs, gitdir, data, len)) != NULL)
+  problem = todo ? todo_problem (data, len) : config_problem (fs, gitdir, data, len);
+  if (problem != NULL)
     return problem;
   if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
     return g_strdup_printf ("%s cannot be installed again (a descriptor open on it would stay "
                             "writable)", name);
   return NULL;
+}
+
+/* @name in @dfd as a config file of a directory becoming a git dir: NULL
+ * when absent or safe. A safe one is installed again (a checked copy
+ * renamed over the name), so that a descriptor opened on it before, while
+ * the directory was not a git dir, is left on an unlinked file: writes,
+ * mmap and copy_file_range through it change nothing git reads. */
+static char *
+check_config_file (FsgFs *fs, const char *gitdir, int dfd, const char *name)
+{
+  return check_reinstall (fs, gitdir, dfd, name, FALSE);
 }
 
 /* An exec (x) line of a todo list, or NULL. */
@@ -537,26 +549,7 @@ todo_problem (const char *data, gsize len)
 static char *
 check_todo_file (int dfd, const char *name)
 {
-  struct stat st;
-  fsg_autofd int fd = -1;
-  g_autofree char *data = NULL;
-  char *problem;
-  gsize len = 0;
-
-  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return NULL;
-  if (!S_ISREG (st.st_mode))
-    return g_strdup_printf ("%s is not a regular file", name);
-  if (st.st_nlink > 1)
-    return g_strdup_printf ("%s has another hard link", name);
-  fd = openat (dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 || (data = read_checked (fd, &len)) == NULL)
-    return g_strdup_printf ("%s cannot be checked", name);
-  if ((problem = todo_problem (data, len)) != NULL)
-    return problem;
-  if (fstat (fd, &st) < 0 || install_copy (dfd, name, dfd, name, data, len, &st, 0) < 0)
-    return g_strdup_printf ("%s cannot be installed again", name);
-  return NULL;
+  return check_reinstall (NULL, NULL, dfd, name, TRUE);
 }
 
 /* The todo list in the state directory @statedir (rebase-merge or
@@ -643,56 +636,6 @@ check_gitdir_contents (FsgFs *fs, const char *gitdir, int dfd)
 }
 
 /* ---- Audit ---------------------------------------------------------------- */
-
-/* fsg_fs_audit() with the rule given as text (the deciding rule of git
- * protection is no policy rule). */
-void
-fsg_fs_audit_rule (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
-                   const char *name, FsgInode *parent2, const char *name2,
-                   FsgAccess access, const char *rule, gboolean denied, int err,
-                   const char *mode)
-{
-  FsgAuditEvent ev = { 0 };
-  g_autofree char *path = NULL;
-  g_autofree char *path2 = NULL;
-  g_autofree char *comm = NULL;
-  const struct fuse_ctx *ctx = req ? fuse_req_ctx (req) : NULL;
-
-  if (denied)
-    __atomic_fetch_add (&fs->denials, 1, __ATOMIC_RELAXED);
-  if (!denied && fs->audit_level != FSG_AUDIT_ALL)
-    return;
-  if (fs->audit_fd < 0 && fs->audit_func == NULL)
-    return;
-
-  path = fsg_inode_path (fs, parent, name);
-  if (parent2 != NULL)
-    path2 = fsg_inode_path (fs, parent2, name2);
-  if (ctx != NULL)
-    comm = fsg_read_comm (ctx->pid);
-
-  ev.time_us = g_get_real_time ();
-  ev.op = op;
-  ev.path = path;
-  ev.path2 = path2;
-  ev.denied = denied;
-  ev.access = access;
-  ev.rule = rule;
-  ev.err = err;
-  ev.mode = mode;
-  ev.pid = ctx ? ctx->pid : 0;
-  ev.comm = comm;
-
-  if (fs->audit_fd >= 0)
-    {
-      g_autofree char *json = fsg_audit_event_to_json (&ev, FSG_AUDIT_FORMAT_LOG);
-      g_autofree char *line = g_strconcat (json, "\n", NULL);
-
-      (void) fsg_write_all (fs->audit_fd, line, strlen (line));
-    }
-  if (fs->audit_func != NULL)
-    fs->audit_func (&ev, fs->audit_data);
-}
 
 /* ---- Serialising ---------------------------------------------------------- */
 
