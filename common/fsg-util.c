@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * GError helpers built on errno, a short-write-safe write loop, and a
- * process's command name.
+ * GError helpers built on errno, a short-write-safe write loop, a
+ * process's command name, and kernel pseudo file systems.
  */
 #include "config.h"
 
 #include "common/fsg-util.h"
 
-#include <gio/gio.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statfs.h>
 
 static gboolean
 throw_errno_va (GError **error, int errsv, const char *fmt, va_list ap)
 {
   g_autofree char *prefix = g_strdup_vprintf (fmt, ap);
 
-  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errsv),
                "%s: %s", prefix, g_strerror (errsv));
   return FALSE;
 }
@@ -55,7 +56,7 @@ fsg_throw (GError **error, const char *fmt, ...)
   va_start (ap, fmt);
   msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, msg);
+  g_set_error_literal (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, msg);
   return FALSE;
 }
 
@@ -113,4 +114,30 @@ fsg_read_comm (pid_t pid)
   if (buf[n - 1] == '\n')
     buf[n - 1] = '\0';
   return g_strdup (buf);
+}
+
+#ifndef TRACEFS_MAGIC
+# define TRACEFS_MAGIC 0x74726163
+#endif
+#ifndef BPF_FS_MAGIC
+# define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+const char *
+fsg_pseudo_fs_name (int fd)
+{
+  struct statfs sfs;
+
+  if (fstatfs (fd, &sfs) < 0)
+    return NULL;
+  switch ((unsigned long) sfs.f_type)
+    {
+    case PROC_SUPER_MAGIC: return "procfs";
+    case SYSFS_MAGIC: return "sysfs";
+    case DEBUGFS_MAGIC: return "debugfs";
+    case TRACEFS_MAGIC: return "tracefs";
+    case SECURITYFS_MAGIC: return "securityfs";
+    case BPF_FS_MAGIC: return "bpf";
+    default: return NULL;
+    }
 }

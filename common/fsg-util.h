@@ -47,7 +47,7 @@ fsg_close_fdp (int *fdp)
 gboolean fsg_throw_errno (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 /* Same with an explicit errno value (positive). */
 gboolean fsg_throw_errno_value (GError **error, int errsv, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-/* A G_IO_ERROR_FAILED error with a message; returns FALSE. */
+/* A G_FILE_ERROR_FAILED error with a message; returns FALSE. */
 gboolean fsg_throw (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 
 /* Write @text to the existing file @path (a /proc file such as uid_map);
@@ -61,5 +61,10 @@ int fsg_write_all (int fd, const void *buf, size_t len);
  * or NULL when @pid is not positive or the process is gone. For audit
  * records: the daemon's and the runner's both come from here. (transfer full) */
 char *fsg_read_comm (pid_t pid);
+
+/* "procfs", "sysfs", "debugfs", "tracefs", "securityfs" or "bpf" when @fd is
+ * on such a kernel pseudo file system (they describe the host's processes
+ * and kernel, never files), else NULL. */
+const char *fsg_pseudo_fs_name (int fd);
 
 G_END_DECLS

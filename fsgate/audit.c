@@ -11,26 +11,11 @@
 #include "fsgate/audit.h"
 #include "fsgate/fs-private.h"
 
-#include <json-glib/json-glib.h>
+#include "common/fsg-json.h"
 #include <string.h>
 
-void
-fsg_json_add_text (JsonBuilder *b, const char *name, const char *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value == NULL)
-    json_builder_add_null_value (b);
-  else if (g_utf8_validate (value, -1, NULL))
-    json_builder_add_string_value (b, value);
-  else
-    {
-      g_autofree char *valid = g_utf8_make_valid (value, -1);
-      json_builder_add_string_value (b, valid);
-    }
-}
-
 static void
-add_log_members (JsonBuilder *b, const FsgAuditEvent *event)
+add_log_members (FsgJsonWriter *w, const FsgAuditEvent *event)
 {
   g_autoptr(GDateTime) dt = NULL;
   g_autofree char *stamp = NULL;
@@ -42,72 +27,82 @@ add_log_members (JsonBuilder *b, const FsgAuditEvent *event)
       stamp = g_strdup_printf ("%s.%06dZ", base, (int) (event->time_us % G_USEC_PER_SEC));
     }
 
-  json_builder_set_member_name (b, "time");
+  fsg_json_key (w, "time");
   if (stamp != NULL)
-    json_builder_add_string_value (b, stamp);
+    fsg_json_string (w, stamp);
   else
-    json_builder_add_int_value (b, event->time_us);
-  json_builder_set_member_name (b, "op");
-  json_builder_add_string_value (b, event->op ? event->op : "");
-  fsg_json_add_text (b, "path", event->path ? event->path : "");
+    fsg_json_int (w, event->time_us);
+  fsg_json_key (w, "op");
+  fsg_json_string (w, event->op ? event->op : "");
+  fsg_json_key (w, "path");
+  fsg_json_string (w, event->path ? event->path : "");
   if (event->path2 != NULL)
-    fsg_json_add_text (b, "path2", event->path2);
-  json_builder_set_member_name (b, "decision");
-  json_builder_add_string_value (b, event->denied ? "deny" : "allow");
-  json_builder_set_member_name (b, "access");
-  json_builder_add_string_value (b, fsg_access_to_string (event->access));
-  fsg_json_add_text (b, "rule", event->rule);
-  json_builder_set_member_name (b, "errno");
-  json_builder_add_int_value (b, event->err);
+    {
+      fsg_json_key (w, "path2");
+      fsg_json_string (w, event->path2);
+    }
+  fsg_json_key (w, "decision");
+  fsg_json_string (w, event->denied ? "deny" : "allow");
+  fsg_json_key (w, "access");
+  fsg_json_string (w, fsg_access_to_string (event->access));
+  fsg_json_key (w, "rule");
+  fsg_json_string (w, event->rule);
+  fsg_json_key (w, "errno");
+  fsg_json_int (w, event->err);
   if (event->err != 0)
     {
-      json_builder_set_member_name (b, "error");
-      json_builder_add_string_value (b, g_strerror (event->err));
+      fsg_json_key (w, "error");
+      fsg_json_string (w, g_strerror (event->err));
     }
   if (event->mode != NULL)
     {
-      json_builder_set_member_name (b, "mode");
-      json_builder_add_string_value (b, event->mode);
+      fsg_json_key (w, "mode");
+      fsg_json_string (w, event->mode);
     }
-  json_builder_set_member_name (b, "pid");
-  json_builder_add_int_value (b, event->pid);
-  fsg_json_add_text (b, "comm", event->comm);
+  fsg_json_key (w, "pid");
+  fsg_json_int (w, event->pid);
+  fsg_json_key (w, "comm");
+  fsg_json_string (w, event->comm);
 }
 
 static void
-add_report_members (JsonBuilder *b, const FsgAuditEvent *event)
+add_report_members (FsgJsonWriter *w, const FsgAuditEvent *event)
 {
-  json_builder_set_member_name (b, "source");
-  json_builder_add_string_value (b, "fuse");
-  fsg_json_add_text (b, "operation", event->op ? event->op : "");
-  fsg_json_add_text (b, "path", event->path ? event->path : "");
+  fsg_json_key (w, "source");
+  fsg_json_string (w, "fuse");
+  fsg_json_key (w, "operation");
+  fsg_json_string (w, event->op ? event->op : "");
+  fsg_json_key (w, "path");
+  fsg_json_string (w, event->path ? event->path : "");
   if (event->path2 != NULL)
-    fsg_json_add_text (b, "path2", event->path2);
-  fsg_json_add_text (b, "rule", event->rule ? event->rule : "");
-  json_builder_set_member_name (b, "errno");
-  json_builder_add_int_value (b, event->err);
-  json_builder_set_member_name (b, "pid");
-  json_builder_add_int_value (b, event->pid);
-  fsg_json_add_text (b, "command", event->comm);
+    {
+      fsg_json_key (w, "path2");
+      fsg_json_string (w, event->path2);
+    }
+  fsg_json_key (w, "rule");
+  fsg_json_string (w, event->rule ? event->rule : "");
+  fsg_json_key (w, "errno");
+  fsg_json_int (w, event->err);
+  fsg_json_key (w, "pid");
+  fsg_json_int (w, event->pid);
+  fsg_json_key (w, "command");
+  fsg_json_string (w, event->comm);
 }
 
 char *
 fsg_audit_event_to_json (const FsgAuditEvent *event, FsgAuditFormat format)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
+  GString *s = g_string_new (NULL);
+  FsgJsonWriter w;
 
-  json_builder_begin_object (b);
+  fsg_json_writer_init (&w, s, FALSE);
+  fsg_json_begin_object (&w);
   if (format == FSG_AUDIT_FORMAT_REPORT)
-    add_report_members (b, event);
+    add_report_members (&w, event);
   else
-    add_log_members (b, event);
-  json_builder_end_object (b);
-
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+    add_log_members (&w, event);
+  fsg_json_end_object (&w);
+  return g_string_free (s, FALSE);
 }
 
 /* ---- Emission by the view ------------------------------------------------ */

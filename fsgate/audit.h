@@ -10,7 +10,6 @@
 #pragma once
 
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <sys/types.h>
 
 #include "policy/policy.h"
@@ -43,11 +42,6 @@ typedef struct
  * the call. */
 typedef void (*FsgAuditFunc) (const FsgAuditEvent *event, gpointer user_data);
 
-/* Add member @name with @value, bytes from the host or from the command
- * (paths, command names): invalid UTF-8 becomes U+FFFD, so the JSON always
- * parses and no record can be hidden behind an odd name. NULL gives null. */
-void fsg_json_add_text (JsonBuilder *builder, const char *name, const char *value);
-
 typedef enum
 {
   /* `--audit-log` lines: time, op, path, [path2], decision, access, rule,
@@ -58,7 +52,10 @@ typedef enum
   FSG_AUDIT_FORMAT_REPORT,
 } FsgAuditFormat;
 
-/* One JSON object (no newline) for @event. (transfer full) */
+/* One JSON object (no newline) for @event; bytes from the host or from the
+ * command (paths, command names) are made valid UTF-8 (common/fsg-json.h),
+ * so the line always parses and no record can hide behind an odd name.
+ * (transfer full) */
 char *fsg_audit_event_to_json (const FsgAuditEvent *event, FsgAuditFormat format);
 
 G_END_DECLS

@@ -73,9 +73,9 @@ fsg_cmd_explain (int argc, char **argv)
                               "from. fsgate-run adds its own /proc, a minimal /dev and a private\n"
                               "/tmp (tmp (private), dev, proc below); --mount explains the view of\n"
                               "`fsgate mount` instead, which is the policy alone.\n"
-                              "With FSGATE_HYBRID=1 (fsgate-run's opt-in hybrid view), paths shown\n"
-                              "through a read-only bind mount of the host directory (same decision,\n"
-                              "no daemon) end in [bound: DIR].\n"
+                              "Paths that fsgate-run's hybrid view shows through a read-only bind\n"
+                              "mount of the host directory (the same decision, no daemon) end in\n"
+                              "[bound: DIR]; FSGATE_HYBRID=0 or `hybrid = off` turns it off.\n"
                               "\n"
                               "Example:\n"
                               "  $ fsgate explain ~/.ssh/id_rsa src/main.c /etc/passwd\n"
@@ -95,7 +95,16 @@ fsg_cmd_explain (int argc, char **argv)
     }
   /* fsgate-run binds the uniform read-only trees of its hybrid view
    * directly: mark the paths it would not serve through the daemon */
-  if (!mount_view && fsg_policy_hybrid_enabled ())
+  {
+    g_autoptr(GError) error = NULL;
+
+    if (!fsg_policy_hybrid_env_check (&error))
+      {
+        g_printerr ("fsgate explain: %s\n", error->message);
+        return FSG_EXIT_USAGE;
+      }
+  }
+  if (!mount_view && fsg_policy_hybrid_enabled (policy, NULL))
     {
       g_autofree char *mountinfo = NULL;
 

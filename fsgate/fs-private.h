@@ -222,7 +222,9 @@ struct _FsgFs
   gboolean pt_want;
   gboolean pt_offered;
   gboolean passthrough;
-  guint64 pt_init_unique;
+  guint64 pt_init_unique;   /* the INIT request, whose reply the custom io patches */
+  guint32 init_flags;       /* the flags the kernel offered in INIT */
+  gboolean parallel_dirops; /* FUSE_PARALLEL_DIROPS given to the kernel (passthrough.c) */
   int pt_fuse_fd;
   GMutex pt_lock;           /* a leaf: never taken together with fs->lock */
   GHashTable *pt_pending;   /* request unique -> backing id, until the reply */
@@ -531,6 +533,9 @@ int fsg_git_rename (FsgFs *fs, fuse_req_t req, FsgInode *p, int pfd, const char 
                     FsgInode *np, int npfd, const char *newname, unsigned int flags);
 
 /* passthrough.c */
+/* Route the session's /dev/fuse traffic through passthrough.c (always: the
+ * INIT reply also gets what libfuse 3.14 cannot ask for). FALSE when
+ * libfuse refuses; the daemon then runs without those. */
 gboolean fsg_passthrough_install (FsgFs *fs);
 /* Give the file @fd of @inode, about to be answered to an OPEN or CREATE,
  * a backing file: the reply is patched to open it in passthrough mode.
@@ -544,17 +549,11 @@ void fsg_passthrough_release (FsgFs *fs, FsgInode *inode, int fd);
  * one link: writing it in place could change a name outside the roots. */
 int fsg_fs_check_linked_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *inode,
                                const FsgPathState *state, const struct stat *st);
-/* "procfs", "sysfs", ... when @fd is on a kernel pseudo file system that
- * describes the host, else NULL. (transfer none) */
-const char *fsg_fs_pseudo_fs_name (int fd);
-/* Add every multiply-linked regular file below the directories @denied to
+/* Add every multiply-linked regular file below the literal deny-read
+ * directories (fsg_policy_denied_links(), the policy's scan) to
  * fs->deny_ids. FALSE when one directory holds more entries than the budget
- * (*out_truncated_at: that directory). The budget is per directory:
- * FSG_DENIED_SCAN_MAX, or $FSGATE_DENIED_SCAN_MAX (a number; "off": no
- * scan at all, hard links out of denied directories are then not denied). */
-#define FSG_DENIED_SCAN_MAX 100000
-guint64 fsg_fs_denied_scan_max (void);
-gboolean fsg_fs_scan_denied_links (FsgFs *fs, const char *const *denied, char **out_truncated_at);
+ * (*out_truncated_at: that directory; fsg_policy_denied_scan_max()). */
+gboolean fsg_fs_scan_denied_links (FsgFs *fs, char **out_truncated_at);
 
 /* casefold.c: why the host directory @fd resolves names case-insensitively
  * ("vfat", "casefold", ...), or NULL when it does not. Such directories are

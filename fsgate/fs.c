@@ -279,11 +279,11 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
       g_hash_table_insert (fs->root_fds, g_strdup (rule->path), GINT_TO_POINTER (fd + 1));
       /* review L9: a root that is itself a procfs/sysfs... mount would show
        * the host's processes (the lookup guard only sees mounts below roots) */
-      if (fsg_fs_pseudo_fs_name (fd) != NULL)
+      if (fsg_pseudo_fs_name (fd) != NULL)
         return fsg_throw (error, "root '%s' (%s) is a %s mount, which describes the host's processes "
                           "and kernel; fsgate does not serve it (leave it out of the policy: the "
                           "sandbox has its own /proc)",
-                          rule->path, rule->origin, fsg_fs_pseudo_fs_name (fd)), NULL;
+                          rule->path, rule->origin, fsg_pseudo_fs_name (fd)), NULL;
       if (fsg_fs_dir_folds_case (fd) != NULL)
         return fsg_throw (error, "root '%s' (%s) may resolve names case-insensitively (%s): names such as "
                           "'.ENV' would escape rules written for '.env'; fsgate does not serve it "
@@ -315,13 +315,13 @@ fsg_fs_new (const FsgPolicy *policy, const FsgFsOptions *options, GError **error
 
     /* fail closed: an unscanned denied directory could have a hard link
      * out of it that the view would serve */
-    if (!fsg_fs_scan_denied_links (fs, (const char *const *) denied, &stopped))
+    if (!fsg_fs_scan_denied_links (fs, &stopped))
       return fsg_throw (error, "the deny-read directory '%s' holds more than %" G_GUINT64_FORMAT
                         " entries, too many to find hard links out of it when the view starts. "
                         "Fix: deny narrower paths below it, or set FSGATE_DENIED_SCAN_MAX to a "
                         "larger number of entries (or to 'off' to skip the scan and accept that a "
                         "hard link of a file in a denied directory stays readable elsewhere)",
-                        stopped, fsg_fs_denied_scan_max ()), NULL;
+                        stopped, fsg_policy_denied_scan_max ()), NULL;
   }
 
   rs = fsg_policy_root_state (policy);

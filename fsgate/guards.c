@@ -14,12 +14,10 @@
  *   linked through it) and the file's own directory; links elsewhere would
  *   need a scan of the whole file system.
  * - Hard links to files under a literally denied directory. Each literal
- *   deny-read directory is scanned at start, the most specific first
- *   (without following symlinks, without leaving its file system, at most
- *   FSG_DENIED_SCAN_MAX entries for each, /dev, /run, /proc and /sys not at
- *   all) and every regular file with more than one link is denied by
- *   identity, wherever another of its names shows up in the view. A
- *   directory over the budget stops the run (fail closed).
+ *   deny-read directory is scanned at start (policy/denied.c, shared with
+ *   the hybrid plan) and every regular file with more than one link is
+ *   denied by identity, wherever another of its names shows up in the
+ *   view. A directory over the budget stops the run (fail closed).
  * - Kernel pseudo file systems mounted below a root (a chroot's /proc, a
  *   /host/proc or /host/sys): they describe the host's processes (cwd, fd
  *   targets, environ), so their mount points are denied at lookup.
@@ -31,11 +29,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 /* ---- In-place writes through hard links ------------------------------------ */
@@ -197,190 +193,27 @@ fsg_fs_check_linked_write (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *
   return fsg_fs_deny (fs, req, op, inode, NULL, state, EACCES);
 }
 
-/* ---- Pseudo file systems below roots --------------------------------------- */
-
-#ifndef TRACEFS_MAGIC
-# define TRACEFS_MAGIC 0x74726163
-#endif
-#ifndef BPF_FS_MAGIC
-# define BPF_FS_MAGIC 0xcafe4a11
-#endif
-
-const char *
-fsg_fs_pseudo_fs_name (int fd)
-{
-  struct statfs sfs;
-
-  if (fstatfs (fd, &sfs) < 0)
-    return NULL;
-  switch ((unsigned long) sfs.f_type)
-    {
-    case PROC_SUPER_MAGIC: return "procfs";
-    case SYSFS_MAGIC: return "sysfs";
-    case DEBUGFS_MAGIC: return "debugfs";
-    case TRACEFS_MAGIC: return "tracefs";
-    case SECURITYFS_MAGIC: return "securityfs";
-    case BPF_FS_MAGIC: return "bpf";
-    default: return NULL;
-    }
-}
-
 /* ---- Hard links into literally denied directories -------------------------- */
 
-typedef struct
-{
-  FsgFs *fs;
-  dev_t dev; /* the denied directory's file system: links never cross it */
-  guint64 entries;
-  guint64 max_entries;
-  guint64 added;
-  gboolean truncated;
-} ScanCtx;
-
-static void
-add_id (FsgFs *fs, dev_t dev, ino_t ino)
-{
-  FsgDevIno *id = g_new0 (FsgDevIno, 1);
-
-  id->dev = dev;
-  id->ino = ino;
-  g_hash_table_add (fs->deny_ids, id); /* a duplicate replaces (and frees) the old key */
-}
-
-static void
-scan_dir (ScanCtx *ctx, int dirfd, guint depth)
-{
-  DIR *dir;
-  struct dirent *de;
-
-  if (depth > 64 || fsg_fs_pseudo_fs_name (dirfd) != NULL)
-    {
-      close (dirfd);
-      return;
-    }
-  dir = fdopendir (dirfd);
-  if (dir == NULL)
-    {
-      close (dirfd);
-      return;
-    }
-  while ((de = readdir (dir)) != NULL)
-    {
-      struct stat st;
-
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      if (++ctx->entries > ctx->max_entries)
-        {
-          ctx->truncated = TRUE;
-          break;
-        }
-      if (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        continue;
-      if (st.st_dev != ctx->dev)
-        continue; /* another mount (a gvfs FUSE, an NFS automount): a hard link
-                   * cannot reach it from here, and it may stall */
-      if (S_ISREG (st.st_mode) && st.st_nlink > 1)
-        {
-          add_id (ctx->fs, st.st_dev, st.st_ino);
-          ctx->added++;
-        }
-      else if (S_ISDIR (st.st_mode))
-        {
-          int fd = openat (dirfd, de->d_name,
-                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-
-          if (fd >= 0)
-            scan_dir (ctx, fd, depth + 1);
-          if (ctx->truncated)
-            break;
-        }
-    }
-  closedir (dir);
-}
-
-/* Virtual trees whose files are not the user's secrets: /dev, /run, /proc,
- * /sys and below. (The default profile denies parts of /dev and /run; their
- * entries are devices, sockets and runtime state, and scanning them cost
- * most of the start-up time.) */
-static gboolean
-is_virtual_tree (const char *path)
-{
-  static const char *const trees[] = { "/dev", "/run", "/proc", "/sys" };
-
-  for (guint i = 0; i < G_N_ELEMENTS (trees); i++)
-    {
-      gsize n = strlen (trees[i]);
-      if (strncmp (path, trees[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
-        return TRUE;
-    }
-  return FALSE;
-}
-
-static gint
-more_specific_first (gconstpointer a, gconstpointer b)
-{
-  const char *pa = *(const char *const *) a, *pb = *(const char *const *) b;
-  guint da = 0, db = 0;
-
-  for (const char *p = pa; *p; p++)
-    da += *p == '/';
-  for (const char *p = pb; *p; p++)
-    db += *p == '/';
-  return da != db ? (da > db ? -1 : 1) : strcmp (pa, pb);
-}
-
-guint64
-fsg_fs_denied_scan_max (void)
-{
-  const char *v = g_getenv ("FSGATE_DENIED_SCAN_MAX");
-  guint64 n;
-
-  if (v == NULL || v[0] == '\0')
-    return FSG_DENIED_SCAN_MAX;
-  if (strcmp (v, "off") == 0)
-    return 0;
-  if (!g_ascii_string_to_unsigned (v, 10, 1, G_MAXUINT64, &n, NULL))
-    return FSG_DENIED_SCAN_MAX;
-  return n;
-}
-
 gboolean
-fsg_fs_scan_denied_links (FsgFs *fs, const char *const *denied, char **out_truncated_at)
+fsg_fs_scan_denied_links (FsgFs *fs, char **out_truncated_at)
 {
-  g_autoptr(GPtrArray) order = g_ptr_array_new ();
-  guint64 max = fsg_fs_denied_scan_max ();
+  const FsgDeniedLinks *links = fsg_policy_denied_links (fs->policy);
 
   *out_truncated_at = NULL;
-  if (max == 0)
-    return TRUE; /* FSGATE_DENIED_SCAN_MAX=off: the documented opt-out */
-  for (guint i = 0; denied != NULL && denied[i] != NULL; i++)
-    if (!is_virtual_tree (denied[i]))
-      g_ptr_array_add (order, (gpointer) denied[i]);
-  /* the most specific (deepest: ~/.ssh, a project's secrets/) first */
-  g_ptr_array_sort (order, more_specific_first);
-  for (guint i = 0; i < order->len; i++)
+  if (links->truncated_at != NULL)
     {
-      const char *path = order->pdata[i];
-      /* each directory has its own budget: a big one cannot starve another */
-      ScanCtx ctx = { fs, 0, 0, max, 0, FALSE };
-      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-      struct stat st;
+      *out_truncated_at = g_strdup (links->truncated_at);
+      return FALSE;
+    }
+  for (guint i = 0; i < links->ids->len; i++)
+    {
+      const FsgFileId *f = &g_array_index (links->ids, FsgFileId, i);
+      FsgDevIno *id = g_new0 (FsgDevIno, 1);
 
-      if (fd < 0)
-        continue; /* missing, or not a directory: nothing below it */
-      if (fstat (fd, &st) < 0)
-        {
-          close (fd);
-          continue;
-        }
-      ctx.dev = st.st_dev;
-      scan_dir (&ctx, fd, 0);
-      if (ctx.truncated)
-        {
-          *out_truncated_at = g_strdup (path);
-          return FALSE;
-        }
+      id->dev = (dev_t) f->dev;
+      id->ino = (ino_t) f->ino;
+      g_hash_table_add (fs->deny_ids, id); /* a duplicate replaces (and frees) the old key */
     }
   return TRUE;
 }

@@ -828,7 +828,7 @@ fsg_inode_lookup_notify_after (FsgFs *fs, fuse_req_t req, FsgInode *parent, cons
   /* issue 14 item 6: a procfs or sysfs mounted below a root shows the host */
   if (S_ISDIR (stx.stx_mode) && makedev (stx.stx_dev_major, stx.stx_dev_minor) != parent->dev)
     {
-      const char *pseudo = fsg_fs_pseudo_fs_name (fd);
+      const char *pseudo = fsg_pseudo_fs_name (fd);
 
       if (pseudo != NULL)
         {

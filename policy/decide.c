@@ -483,10 +483,13 @@ fsg_policy_new_empty (void)
   policy->rules = g_ptr_array_new ();
   policy->network = FALSE;
   policy->git_protect = TRUE;
+  policy->hybrid = TRUE;
+  policy->hybrid_trees = g_ptr_array_new_with_free_func (g_free);
   policy->kill_after_ms = 2000;
   policy->output_cap = 1024 * 1024;
   fsg_env_policy_init (&policy->env);
   g_mutex_init (&policy->intern_lock);
+  g_mutex_init (&policy->denied_lock);
   return policy;
 }
 

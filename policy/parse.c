@@ -16,7 +16,6 @@
 #include "policy/policy-private.h"
 
 #include <errno.h>
-#include <gio/gio.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -155,6 +154,8 @@ static const SchemaKey schema[] = {
   { "filesystem", "git", FALSE },
   { "filesystem", "devices", FALSE },
   { "filesystem", "setid", FALSE },
+  { "filesystem", "hybrid", FALSE },
+  { "filesystem", "hybrid-trees", TRUE },
   { "network", "allow", FALSE },
   { "process", "timeout", FALSE },
   { "process", "kill-after", FALSE },
@@ -765,7 +766,8 @@ check_setting (const char *key, const char *value, const char *where, GError **e
           return FALSE;
         }
     }
-  else if (strcmp (key, "allow") == 0 || strcmp (key, "hide-denied") == 0)
+  else if (strcmp (key, "allow") == 0 || strcmp (key, "hide-denied") == 0 ||
+           strcmp (key, "hybrid") == 0)
     {
       if (!parse_bool (value, &bval))
         {
@@ -1133,6 +1135,48 @@ parse_text (FsgPolicyBuilder *b, const char *name, const char *dir, const char *
               g_ptr_array_add (out, entry_new_setting (kl->key, values[j], origin, okind));
             }
         }
+      else if (strcmp (kl->key, "hybrid-trees") == 0)
+        {
+          for (guint j = 0; values[j]; j++)
+            {
+              g_autofree char *expanded = NULL;
+              gboolean optional, skip;
+
+              g_strstrip (values[j]);
+              if (values[j][0] == '\0')
+                continue;
+              expanded = expand (b, values[j], FALSE, &optional, &skip, &local);
+              if (expanded == NULL)
+                {
+                  g_set_error (error, FSG_POLICY_ERROR, local->code, "%s: %s", where, local->message);
+                  return FALSE;
+                }
+              if (skip)
+                continue;
+              if (!g_path_is_absolute (expanded))
+                {
+                  g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_RELATIVE_PATH,
+                               "%s: '%s' is not an absolute path (hybrid-trees names host "
+                               "directories such as /opt/toolchains)", where, values[j]);
+                  return FALSE;
+                }
+              {
+                g_autofree char *norm = g_canonicalize_filename (expanded, "/");
+
+                if (strcmp (norm, "/") == 0)
+                  {
+                    g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+                                 "%s: '/' cannot be a hybrid tree: it holds the host's sockets "
+                                 "and FIFOs (/run, /var/lib), which a bind would make reachable; "
+                                 "name the trees that hold none, such as /opt/toolchains", where);
+                    return FALSE;
+                  }
+                if (!check_ends (norm, where, error))
+                  return FALSE;
+                g_ptr_array_add (out, entry_new_setting (kl->key, norm, origin, okind));
+              }
+            }
+        }
       else if (strcmp (kl->group, "filesystem") == 0 && sk->list)
         {
           FsgRuleKind kind = strcmp (kl->key, "writable") == 0   ? FSG_RULE_WRITABLE
@@ -1279,7 +1323,7 @@ fsg_policy_builder_set (FsgPolicyBuilder *b, const char *key, const char *value,
   g_autofree char *where = g_strdup (flag);
   static const char *const keys[] = { "timeout", "kill-after", "output-cap", "allow",
                                       "hide-denied", "inherit", "exclude", "set", "include-only",
-                                      "git" };
+                                      "git", "hybrid" };
   gboolean known = FALSE;
 
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
@@ -1487,6 +1531,15 @@ apply_setting (FsgPolicy *policy, const Entry *e)
     policy->devices_allowed = strcmp (v, "allow") == 0;
   else if (strcmp (k, "setid") == 0)
     policy->setid_kept = strcmp (v, "keep") == 0;
+  else if (strcmp (k, "hybrid") == 0)
+    parse_bool (v, &policy->hybrid);
+  else if (strcmp (k, "hybrid-trees") == 0)
+    {
+      for (guint i = 0; i < policy->hybrid_trees->len; i++)
+        if (strcmp (policy->hybrid_trees->pdata[i], v) == 0)
+          return;
+      g_ptr_array_add (policy->hybrid_trees, g_strdup (v));
+    }
   else if (strcmp (k, "inherit") == 0)
     policy->env.inherit = strcmp (v, "all") == 0    ? FSG_ENV_INHERIT_ALL
                           : strcmp (v, "none") == 0 ? FSG_ENV_INHERIT_NONE
@@ -1705,10 +1758,14 @@ fsg_policy_free (FsgPolicy *policy)
     return;
   fsg_policy_engine_clear (policy);
   g_mutex_clear (&policy->intern_lock);
+  g_mutex_clear (&policy->denied_lock);
+  fsg_denied_links_free (policy->denied_links);
+  g_strfreev (policy->hybrid_tree_list);
   g_free (policy->profile);
   g_ptr_array_unref (policy->rules);
   g_free (policy->pub_rules);
   g_strfreev (policy->literal_deny_read);
+  g_ptr_array_unref (policy->hybrid_trees);
   fsg_env_policy_clear (&policy->env);
   g_free (policy);
 }

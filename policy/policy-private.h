@@ -165,6 +165,8 @@ struct _FsgPolicy
   gboolean git_protect;
   gboolean devices_allowed; /* [filesystem] devices = allow */
   gboolean setid_kept;      /* [filesystem] setid = keep */
+  gboolean hybrid;          /* [filesystem] hybrid (default on) */
+  GPtrArray *hybrid_trees;  /* [filesystem] hybrid-trees: char*, absolute, normalised */
   guint64 timeout_ms;
   guint64 kill_after_ms;
   guint64 output_cap;
@@ -180,6 +182,12 @@ struct _FsgPolicy
   const FsgNodeSet *root_set;
   GMutex intern_lock;
   GHashTable *interned; /* FsgNodeSet* -> same, protected by intern_lock */
+
+  /* fsg_policy_denied_links() and fsg_policy_hybrid_trees(): computed on
+   * first use, under denied_lock */
+  GMutex denied_lock;
+  FsgDeniedLinks *denied_links;
+  char **hybrid_tree_list;
 };
 
 /* Compile the engine for @policy's rules (decide.c). */
@@ -211,6 +219,8 @@ typedef gboolean (*FsgGitAddRule) (gpointer data, FsgRuleKind kind, const char *
                                    const char *origin, GError **error);
 gboolean fsg_policy_git_discover (FsgPolicy *policy, const char *home, FsgGitAddRule add,
                                   gpointer data, GError **error);
+
+void fsg_denied_links_free (FsgDeniedLinks *links);
 
 /* Environment defaults (environ.c). */
 void fsg_env_policy_init (FsgEnvPolicy *env);

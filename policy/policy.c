@@ -193,6 +193,14 @@ fsg_policy_to_keyfile (const FsgPolicy *policy)
     g_key_file_set_string (kf, "filesystem", "devices", "allow");
   if (policy->setid_kept)
     g_key_file_set_string (kf, "filesystem", "setid", "keep");
+  g_key_file_set_string (kf, "filesystem", "hybrid", policy->hybrid ? "on" : "off");
+  {
+    g_autoptr(GPtrArray) trees = g_ptr_array_new_with_free_func (g_free);
+
+    for (guint i = 0; i < policy->hybrid_trees->len; i++)
+      g_ptr_array_add (trees, escape_value (policy->hybrid_trees->pdata[i]));
+    set_list (kf, "filesystem", "hybrid-trees", trees);
+  }
   g_key_file_set_string (kf, "network", "allow", policy->network ? "true" : "false");
   g_key_file_set_string (kf, "process", "timeout", timeout);
   g_key_file_set_string (kf, "process", "kill-after", kill_after);

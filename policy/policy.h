@@ -279,6 +279,64 @@ const FsgRule *fsg_policy_deny_read_other (const FsgPolicy *policy, const char *
 gboolean fsg_policy_run_place (const FsgPolicy *policy, const char *path,
                                FsgAccess *out_access, char **out_why);
 
+/* ---- The host's mount table (mountinfo.c) ------------------------------ */
+
+typedef struct
+{
+  guint id, parent; /* mount ids (as statx(STATX_MNT_ID) gives them) */
+  guint64 dev;      /* its super block's device; st_dev of its files may differ
+                     * (btrfs subvolumes, overlayfs with several layers) */
+  char *root;       /* the directory of its file system it shows */
+  char *point;      /* where it is mounted */
+  char *options;    /* per-mount options ("ro,nosuid,noexec,relatime") */
+  char *fstype;
+} FsgMount;
+
+/* The lines of /proc/self/mountinfo that parse. (transfer full) GArray of FsgMount */
+GArray *fsg_mountinfo_parse (const char *text);
+const FsgMount *fsg_mountinfo_find (GArray *mounts, guint id);
+/* The mount @path is on by its text: the deepest mount point at or above
+ * it, the last listed when several are stacked there. */
+const FsgMount *fsg_mountinfo_containing (GArray *mounts, const char *path);
+gboolean fsg_mount_has_option (const FsgMount *m, const char *option);
+/* @path is @dir or below it (absolute, normalised paths). */
+gboolean fsg_path_within (const char *path, const char *dir);
+
+/* ---- Hard links out of denied directories (denied.c) ------------------- */
+
+typedef struct
+{
+  guint64 dev, ino;
+} FsgFileId;
+
+typedef struct
+{
+  char *path;      /* a literal deny-read directory */
+  guint64 dev;     /* its st_dev */
+  guint n_linked;  /* regular files below it with more than one link */
+} FsgLinkedDir;
+
+/* What the scan of the literal deny-read directories found: every regular
+ * file below them with more than one link (another of its names may be
+ * anywhere on the same file system). */
+typedef struct
+{
+  GArray *ids;        /* FsgFileId of those files */
+  GArray *dirs;       /* FsgLinkedDir: the directories that hold any */
+  char *truncated_at; /* a directory with more than `max` entries: NULL when none */
+  guint64 max;        /* entries scanned per directory at most; 0: no scan (off) */
+} FsgDeniedLinks;
+
+/* The entry budget of each directory: FSG_DENIED_SCAN_MAX, or
+ * $FSGATE_DENIED_SCAN_MAX (a number; "off": no scan). */
+#define FSG_DENIED_SCAN_MAX 100000
+guint64 fsg_policy_denied_scan_max (void);
+/* The scan, made once per policy on first use (thread-safe); owned by the
+ * policy. The FUSE view denies the files by identity, the hybrid plan
+ * binds nothing on their file systems; a run fails closed when
+ * truncated_at is set. */
+const FsgDeniedLinks *fsg_policy_denied_links (const FsgPolicy *policy);
+
 /* ---- Uniform subtrees and the hybrid view (uniform.c) ------------------ */
 
 /* TRUE when every path below a directory whose state is @state, for any
@@ -308,16 +366,24 @@ guint fsg_policy_hybrid_max_binds (void);
 
 void fsg_hybrid_tree_free (FsgHybridTree *tree);
 
-/* TRUE only when FSGATE_HYBRID is 1, on, true or yes (opt-in). */
-gboolean fsg_policy_hybrid_enabled (void);
+/* On unless the policy says `hybrid = off` or FSGATE_HYBRID is 0 (off, false,
+ * no) or a word neither on nor off; *out_why_off (static) says which. */
+gboolean fsg_policy_hybrid_enabled (const FsgPolicy *policy, const char **out_why_off);
+/* FALSE, with an error naming it, when FSGATE_HYBRID is set to a word that
+ * is neither on (1, on, true, yes) nor off (0, off, false, no). */
+gboolean fsg_policy_hybrid_env_check (GError **error);
+/* The hybrid trees, below which binds are made: the system trees
+ * (fsg_policy_secret_pruned) and the policy's `hybrid-trees`, sorted, none
+ * inside another. NULL-terminated, owned by the policy. */
+const char *const *fsg_policy_hybrid_trees (const FsgPolicy *policy);
 
-/* fsgate-run's hybrid plan: walks the host from "/" through directories that
+/* fsgate-run's hybrid plan: walks each hybrid tree through directories that
  * are not uniform and returns the maximal uniform ones, sorted by path, each
  * bound or with the reason it is served (writable; a place fsgate-run
- * mounts itself; not a disk file system; a literally denied object
- * reachable there by identity). Directories with host mount points below are
- * split into their subdirectories. @mountinfo: the text of
- * /proc/self/mountinfo. (transfer full) GPtrArray of FsgHybridTree */
+ * mounts itself; not a disk file system; an object denied by identity
+ * reachable there). Directories with host mount points below are split
+ * into their subdirectories. @mountinfo: the text of /proc/self/mountinfo.
+ * (transfer full) GPtrArray of FsgHybridTree */
 GPtrArray *fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo);
 
 /* The bound tree of @plan that holds @path, or NULL. */

@@ -15,26 +15,36 @@
  * name a command could create.
  *
  * fsgate-run bind-mounts the maximal uniform read-only directories of the
- * host straight into the view (runner/hybrid.c), where the view would have
- * answered every lookup below them the same way. fsg_policy_hybrid_plan()
- * finds them by walking the host from "/" through the directories that are
- * not uniform (few: the ancestors of rules), and keeps only those a plain,
- * non-recursive bind shows exactly as the view would:
+ * host's system trees straight into the view (runner/hybrid.c), where the
+ * view would have answered every lookup below them the same way.
+ * fsg_policy_hybrid_plan() finds them by walking each hybrid tree (the
+ * system trees, fsg_policy_secret_pruned, and the policy's hybrid-trees)
+ * through the directories that are not uniform, and keeps only those a
+ * plain, non-recursive bind shows exactly as the view would:
+ *  - inside a hybrid tree: trees that hold no host sockets or FIFOs
+ *    (through the view a socket cannot be connected to and a FIFO is the
+ *    view's own; through a bind they would be the host's);
  *  - read-only (a writable bind would lose what the daemon adds to writes:
- *    denial records, git protection, refusal of writes to multiply-linked
- *    files);
- *  - not a place fsgate-run mounts itself (/proc, /dev, /tmp, /sys, the
- *    resolver directory);
+ *    denial records, git protection, set-id stripping, refusal of writes
+ *    to multiply-linked files);
+ *  - not a place fsgate-run mounts itself (/proc, /dev, /tmp, /sys);
  *  - no host mount point below (a bind is not recursive; a directory with
  *    one below is split into its children);
  *  - on a disk-like file system (never procfs, sysfs, devtmpfs, cgroup,
  *    FUSE, ...);
- *  - no literally denied file reachable by identity: the view also denies
- *    another name of a denied file (a hard link, or the same directory
- *    seen through another mount of its file system). A directory on the
- *    same file system as a denied non-directory with more than one link is
- *    not bound; otherwise the denied object is reachable below it only if
- *    its place inside the file system is below the directory's.
+ *  - no object the view denies by identity reachable below: another name
+ *    of a literally denied file (a hard link, or the same directory seen
+ *    through another mount of its file system), or of a multiply-linked
+ *    file below a literally denied directory (policy/denied.c). File
+ *    systems are told apart by their super block (the mountinfo device of
+ *    the mount an object is on), not by st_dev, which differs between
+ *    btrfs subvolumes and between the layers of an overlayfs: nothing is
+ *    bound on the file system of a denied file with more than one link or
+ *    of a denied directory holding one, and otherwise a denied object is
+ *    reachable below a directory when its place inside the file system is
+ *    below the directory's; when two objects share a device but not a
+ *    super block, where the other names are cannot be told, and the
+ *    directory is not bound.
  */
 #include "config.h"
 
@@ -43,9 +53,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* ---- The automaton test ------------------------------------------------ */
@@ -131,161 +144,108 @@ fsg_path_state_uniform (const FsgPolicy *policy, const FsgPathState *state)
   return TRUE;
 }
 
-/* ---- Host mounts ------------------------------------------------------- */
+/* ---- The plan ---------------------------------------------------------- */
+
+/* Where an object lives: its st_dev, its mount's super block, and its place
+ * inside that file system (the mount's root plus the path below the mount
+ * point). */
+typedef struct
+{
+  guint64 st_dev;
+  guint64 sb_dev; /* 0: the mount is not in mountinfo */
+  char *place;    /* NULL: unknown */
+} Ident;
 
 typedef struct
 {
-  char *point;  /* mount point */
-  char *root;   /* the directory of its file system it shows */
-  char *fstype;
-} Mount;
+  char *path;
+  gboolean is_dir;
+  guint64 nlink;
+  Ident id;
+} DenyTarget;
+
+typedef struct
+{
+  char *path;
+  guint n_linked;
+  Ident id;
+} LinkedDir;
+
+/* A directory met on the walk. */
+typedef struct
+{
+  guint64 ino, nlink;
+  Ident id;
+} DirInfo;
+
+typedef struct
+{
+  const FsgPolicy *policy;
+  GArray *mounts;  /* FsgMount */
+  GArray *targets; /* DenyTarget */
+  GArray *linked;  /* LinkedDir */
+  GPtrArray *out;  /* FsgHybridTree* */
+  guint dirs_read;
+  GHashTable *uniform_sets[2]; /* ro, rw: interned set -> 1 uniform, 2 not */
+} Plan;
 
 static void
-mount_clear (gpointer data)
+ident_clear (Ident *id)
 {
-  Mount *m = data;
-
-  g_free (m->point);
-  g_free (m->root);
-  g_free (m->fstype);
+  g_clear_pointer (&id->place, g_free);
 }
 
+/* The place of @path inside the file system of @m, or NULL. */
 static char *
-unescape_octal (const char *s)
+fs_place (const FsgMount *m, const char *path)
 {
-  GString *out = g_string_new (NULL);
-
-  for (const char *p = s; *p; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-          p[3] >= '0' && p[3] <= '7')
-        {
-          g_string_append_c (out, (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0')));
-          p += 3;
-        }
-      else
-        g_string_append_c (out, *p);
-    }
-  return g_string_free (out, FALSE);
-}
-
-static GArray *
-parse_mounts (const char *mountinfo)
-{
-  GArray *mounts = g_array_new (FALSE, TRUE, sizeof (Mount));
-  g_auto (GStrv) lines = g_strsplit (mountinfo ? mountinfo : "", "\n", -1);
-
-  g_array_set_clear_func (mounts, mount_clear);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto (GStrv) f = g_strsplit (lines[i], " ", -1);
-      guint n = g_strv_length (f);
-      guint dash = 0;
-      Mount m;
-
-      for (guint j = 6; j < n; j++)
-        if (strcmp (f[j], "-") == 0)
-          {
-            dash = j;
-            break;
-          }
-      if (n < 7 || dash == 0 || dash + 1 >= n || f[4][0] != '/')
-        continue;
-      m.point = unescape_octal (f[4]);
-      m.root = unescape_octal (f[3]);
-      m.fstype = g_strdup (f[dash + 1]);
-      g_array_append_val (mounts, m);
-    }
-  return mounts;
-}
-
-static gboolean
-within (const char *path, const char *dir)
-{
-  gsize n = strlen (dir);
-
-  if (strcmp (dir, "/") == 0)
-    return path[0] == '/';
-  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-/* The mount @path is on: the deepest mount point at or above it, the last
- * listed when several are stacked there. */
-static const Mount *
-containing (GArray *mounts, const char *path)
-{
-  const Mount *best = NULL;
-
-  for (guint i = 0; i < mounts->len; i++)
-    {
-      const Mount *m = &g_array_index (mounts, Mount, i);
-
-      if (within (path, m->point) && (best == NULL || strlen (m->point) >= strlen (best->point)))
-        best = m;
-    }
-  return best;
-}
-
-static gboolean
-mount_below (GArray *mounts, const char *path)
-{
-  for (guint i = 0; i < mounts->len; i++)
-    {
-      const Mount *m = &g_array_index (mounts, Mount, i);
-
-      if (within (m->point, path) && strcmp (m->point, path) != 0)
-        return TRUE;
-    }
-  return FALSE;
-}
-
-/* File systems whose bind shows files and nothing else. */
-static gboolean
-disk_like (const char *fstype)
-{
-  static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "overlay",
-                                    "squashfs", "erofs", "vfat", "exfat", "f2fs", "zfs",
-                                    "iso9660", "ramfs", "ntfs3", "jfs", "reiserfs", NULL };
-
-  for (guint i = 0; ok[i]; i++)
-    if (strcmp (ok[i], fstype) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-/* Where @path lies inside its file system: the mount's root plus the rest. */
-static char *
-fs_place (GArray *mounts, const char *path)
-{
-  const Mount *m = containing (mounts, path);
   const char *rest;
 
-  if (m == NULL)
-    return g_strdup (path);
+  if (m == NULL || !fsg_path_within (path, m->point))
+    return NULL;
   rest = path + (strcmp (m->point, "/") == 0 ? 0 : strlen (m->point));
   if (*rest == '\0')
     return g_strdup (m->root);
   return strcmp (m->root, "/") == 0 ? g_strdup (rest) : g_strconcat (m->root, rest, NULL);
 }
 
-/* ---- The plan ---------------------------------------------------------- */
-
-typedef struct
+/* statx of @name in @dirfd (AT_SYMLINK_NOFOLLOW; "" with AT_EMPTY_PATH),
+ * which is @path on the host, and its Ident. */
+static gboolean
+ident_at (Plan *plan, int dirfd, const char *name, int flags, const char *path,
+          struct statx *stx, Ident *out)
 {
-  char *path;
-  struct stat st;
-  char *place; /* inside its file system */
-} DenyTarget;
+  const FsgMount *m = NULL;
 
-typedef struct
+  memset (out, 0, sizeof *out);
+  if (statx (dirfd, name, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+             STATX_TYPE | STATX_INO | STATX_NLINK | STATX_MNT_ID, stx) < 0)
+    return FALSE;
+  out->st_dev = makedev (stx->stx_dev_major, stx->stx_dev_minor);
+  if (stx->stx_mask & STATX_MNT_ID)
+    m = fsg_mountinfo_find (plan->mounts, (guint) stx->stx_mnt_id);
+  if (m != NULL)
+    {
+      out->sb_dev = m->dev;
+      out->place = fs_place (m, path);
+    }
+  return TRUE;
+}
+
+/* Whether @a and @b can be one file system (a hard link can join them), and
+ * whether their places then compare (*out_placeable). */
+static gboolean
+same_fs (const Ident *a, const Ident *b, gboolean *out_placeable)
 {
-  const FsgPolicy *policy;
-  GArray *mounts;
-  GArray *targets; /* DenyTarget */
-  GPtrArray *out;  /* FsgHybridTree* */
-  guint dirs_read;
-  GHashTable *uniform_sets[2]; /* ro, rw: interned set -> 1 uniform, 2 not */
-} Plan;
+  *out_placeable = FALSE;
+  if (a->sb_dev != 0 && a->sb_dev == b->sb_dev)
+    {
+      *out_placeable = a->place != NULL && b->place != NULL;
+      return TRUE;
+    }
+  return a->st_dev == b->st_dev || (a->sb_dev != 0 && a->sb_dev == b->st_dev) ||
+         (b->sb_dev != 0 && a->st_dev == b->sb_dev);
+}
 
 /* fsg_path_state_uniform(), once per interned set and access. */
 static gboolean
@@ -325,7 +285,7 @@ fsg_hybrid_tree_free (FsgHybridTree *tree)
 }
 
 static void
-add_tree (Plan *plan, const char *path, const FsgPathState *state, const struct stat *st,
+add_tree (Plan *plan, const char *path, const FsgPathState *state, const DirInfo *info,
           char *why)
 {
   FsgHybridTree *t = g_new0 (FsgHybridTree, 1);
@@ -333,9 +293,9 @@ add_tree (Plan *plan, const char *path, const FsgPathState *state, const struct 
   t->path = g_strdup (path);
   t->access = state->access;
   t->rule = state->rule;
-  t->dev = st->st_dev;
-  t->ino = st->st_ino;
-  t->nlink = st->st_nlink;
+  t->dev = info->id.st_dev;
+  t->ino = info->ino;
+  t->nlink = info->nlink;
   t->served_why = why;
   g_ptr_array_add (plan->out, t);
 }
@@ -348,31 +308,87 @@ join (const char *dir, const char *name)
 
 /* Why the view must serve uniform @path after all, or NULL. */
 static char *
-identity_conflict (Plan *plan, const char *path, const struct stat *st)
+identity_conflict (Plan *plan, const DirInfo *info)
 {
-  g_autofree char *place = NULL;
+  gboolean placeable;
 
   for (guint i = 0; i < plan->targets->len; i++)
     {
       const DenyTarget *t = &g_array_index (plan->targets, DenyTarget, i);
 
-      if (t->st.st_dev != st->st_dev)
+      if (!same_fs (&t->id, &info->id, &placeable))
         continue;
-      if (!S_ISDIR (t->st.st_mode) && t->st.st_nlink > 1)
-        return g_strdup_printf ("on the file system of denied '%s', which has %lu links "
-                                "(another could be below)",
-                                t->path, (unsigned long) t->st.st_nlink);
-      if (place == NULL)
-        place = fs_place (plan->mounts, path);
-      if (within (t->place, place))
+      if (!t->is_dir && t->nlink > 1)
+        return g_strdup_printf ("on the file system of denied '%s', which has %" G_GUINT64_FORMAT
+                                " links (another could be below)", t->path, t->nlink);
+      if (!placeable)
+        return g_strdup_printf ("on the device of denied '%s' through another file system "
+                                "(overlayfs or btrfs): where its other names are cannot be told",
+                                t->path);
+      if (fsg_path_within (t->id.place, info->id.place))
         return g_strdup_printf ("denied '%s' is reachable below it (the same file system "
                                 "directory)", t->path);
+    }
+  for (guint i = 0; i < plan->linked->len; i++)
+    {
+      const LinkedDir *d = &g_array_index (plan->linked, LinkedDir, i);
+
+      if (same_fs (&d->id, &info->id, &placeable))
+        return g_strdup_printf ("on the file system of denied '%s', which holds %u file%s with "
+                                "more than one link (another name could be below)",
+                                d->path, d->n_linked, d->n_linked == 1 ? "" : "s");
     }
   return NULL;
 }
 
+/* statx of the subdirectory @name of @dfd (@path on the host); FALSE when
+ * it is gone or no directory. */
+static gboolean
+dir_info_at (Plan *plan, int dfd, const char *name, int flags, const char *path, DirInfo *out)
+{
+  struct statx stx;
+
+  if (!ident_at (plan, dfd, name, flags, path, &stx, &out->id))
+    return FALSE;
+  if (!S_ISDIR (stx.stx_mode))
+    {
+      ident_clear (&out->id);
+      return FALSE;
+    }
+  out->ino = stx.stx_ino;
+  out->nlink = stx.stx_nlink;
+  return TRUE;
+}
+
+static gboolean
+mount_below (GArray *mounts, const char *path)
+{
+  for (guint i = 0; i < mounts->len; i++)
+    {
+      const FsgMount *m = &g_array_index (mounts, FsgMount, i);
+
+      if (fsg_path_within (m->point, path) && strcmp (m->point, path) != 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* File systems whose bind shows files and nothing else. */
+static gboolean
+disk_like (const char *fstype)
+{
+  static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "overlay",
+                                    "squashfs", "erofs", "vfat", "exfat", "f2fs", "zfs",
+                                    "iso9660", "ramfs", "ntfs3", "jfs", "reiserfs", NULL };
+
+  for (guint i = 0; ok[i]; i++)
+    if (strcmp (ok[i], fstype) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 static void place_uniform (Plan *plan, int dfd, const char *path, const FsgPathState *state,
-                           const struct stat *st, guint depth);
+                           const DirInfo *info, guint depth);
 static void walk (Plan *plan, int dfd, const char *path, const FsgPathState *state, guint depth);
 
 /* Each subdirectory of @path (open as @dfd): placed when @uniform_parent
@@ -400,6 +416,7 @@ each_subdir (Plan *plan, int dfd, const char *path, const FsgPathState *state, g
       g_autofree char *child_path = NULL;
       FsgPathState child;
       gboolean uniform;
+      DirInfo info;
       struct stat cst;
       int cfd;
 
@@ -410,68 +427,69 @@ each_subdir (Plan *plan, int dfd, const char *path, const FsgPathState *state, g
       child = fsg_policy_child_state (plan->policy, state, de->d_name);
       if (child.access < FSG_ACCESS_RO)
         continue;
-      if (fstatat (dfd, de->d_name, &cst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (cst.st_mode))
-        continue;
       child_path = join (path, de->d_name);
+      if (!dir_info_at (plan, dfd, de->d_name, 0, child_path, &info))
+        continue;
       uniform = uniform_parent || plan_uniform (plan, &child);
       if (uniform && !mount_below (plan->mounts, child_path))
         {
           /* the common case: nothing below to look at */
-          place_uniform (plan, -1, child_path, &child, &cst, depth + 1);
+          place_uniform (plan, -1, child_path, &child, &info, depth + 1);
+          ident_clear (&info.id);
           continue;
         }
       cfd = openat (dfd, de->d_name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-      if (cfd < 0)
-        continue;
-      if (fstat (cfd, &cst) == 0 && S_ISDIR (cst.st_mode))
+      if (cfd >= 0 && fstat (cfd, &cst) == 0 && S_ISDIR (cst.st_mode) &&
+          (guint64) cst.st_ino == info.ino)
         {
           if (uniform)
-            place_uniform (plan, cfd, child_path, &child, &cst, depth + 1);
+            place_uniform (plan, cfd, child_path, &child, &info, depth + 1);
           else
             walk (plan, cfd, child_path, &child, depth + 1);
         }
-      close (cfd);
+      if (cfd >= 0)
+        close (cfd);
+      ident_clear (&info.id);
     }
   closedir (dir);
 }
 
 static void
 place_uniform (Plan *plan, int dfd, const char *path, const FsgPathState *state,
-               const struct stat *st, guint depth)
+               const DirInfo *info, guint depth)
 {
-  const Mount *m;
-  char *why;
+  const FsgMount *m;
 
   /* fsgate-run's own mounts (fsg_policy_run_place(); its resolver
    * directory is denied, so never inside a uniform tree) */
-  if (within (path, "/tmp") || within (path, "/proc") || within (path, "/sys") ||
-      within (path, "/dev"))
-    return add_tree (plan, path, state, st, g_strdup ("fsgate-run mounts its own there"));
+  if (fsg_path_within (path, "/tmp") || fsg_path_within (path, "/proc") ||
+      fsg_path_within (path, "/sys") || fsg_path_within (path, "/dev"))
+    return add_tree (plan, path, state, info, g_strdup ("fsgate-run mounts its own there"));
   if (state->access != FSG_ACCESS_RO)
-    return add_tree (plan, path, state, st,
+    return add_tree (plan, path, state, info,
                      g_strdup ("writable (the view records, refuses or protects some writes)"));
   if (mount_below (plan->mounts, path))
     {
       guint before = plan->out->len;
 
       /* bind the children instead; the directory itself stays served */
-      each_subdir (plan, dfd, path, state, depth, TRUE);
+      if (dfd >= 0)
+        each_subdir (plan, dfd, path, state, depth, TRUE);
       if (plan->out->len - before > MAX_SPLIT)
         {
           while (plan->out->len > before)
             g_ptr_array_remove_index (plan->out, plan->out->len - 1);
-          add_tree (plan, path, state, st,
+          add_tree (plan, path, state, info,
                     g_strdup ("host mounts below, and too many directories beside them"));
         }
       return;
     }
-  m = containing (plan->mounts, path);
+  m = fsg_mountinfo_containing (plan->mounts, path);
   if (m == NULL || !disk_like (m->fstype))
-    return add_tree (plan, path, state, st,
+    return add_tree (plan, path, state, info,
                      g_strdup_printf ("on a %s mount (only disk file systems are bound)",
                                       m ? m->fstype : "unknown"));
-  why = identity_conflict (plan, path, st);
-  add_tree (plan, path, state, st, why);
+  add_tree (plan, path, state, info, identity_conflict (plan, info));
 }
 
 /* A directory that is not uniform: look at its subdirectories when a
@@ -498,7 +516,7 @@ walk (Plan *plan, int dfd, const char *path, const FsgPathState *state, guint de
         {
           FsgPathState child = fsg_policy_child_state (plan->policy, state, names[i]);
           g_autofree char *child_path = join (path, names[i]);
-          struct stat cst;
+          DirInfo info;
           int cfd;
 
           if (depth >= MAX_DEPTH)
@@ -506,12 +524,13 @@ walk (Plan *plan, int dfd, const char *path, const FsgPathState *state, guint de
           cfd = openat (dfd, names[i], O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
           if (cfd < 0)
             continue;
-          if (fstat (cfd, &cst) == 0)
+          if (dir_info_at (plan, cfd, "", AT_EMPTY_PATH, child_path, &info))
             {
               if (plan_uniform (plan, &child))
-                place_uniform (plan, cfd, child_path, &child, &cst, depth + 1);
+                place_uniform (plan, cfd, child_path, &child, &info, depth + 1);
               else
                 walk (plan, cfd, child_path, &child, depth + 1);
+              ident_clear (&info.id);
             }
           close (cfd);
         }
@@ -526,7 +545,16 @@ deny_target_clear (gpointer data)
   DenyTarget *t = data;
 
   g_free (t->path);
-  g_free (t->place);
+  ident_clear (&t->id);
+}
+
+static void
+linked_dir_clear (gpointer data)
+{
+  LinkedDir *d = data;
+
+  g_free (d->path);
+  ident_clear (&d->id);
 }
 
 static guint
@@ -572,58 +600,189 @@ by_path (gconstpointer a, gconstpointer b)
   return strcmp (x->path, y->path);
 }
 
-gboolean
-fsg_policy_hybrid_enabled (void)
+static int
+by_string (gconstpointer a, gconstpointer b)
 {
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* FSGATE_HYBRID: 1 for on, 0 for off, -1 when unset, -2 when not a word we know. */
+static int
+hybrid_env (void)
+{
+  static const char *const on[] = { "1", "on", "true", "yes" };
+  static const char *const off[] = { "0", "off", "false", "no" };
   const char *v = g_getenv ("FSGATE_HYBRID");
 
-  /* Opt-in: a bind exposes what the daemon would not (host sockets and
-   * FIFOs, links into denied directories on some file systems) and records
-   * no denials; docs/security.md, "Hybrid view". */
-  return v != NULL && (strcmp (v, "1") == 0 || g_ascii_strcasecmp (v, "on") == 0 ||
-                       g_ascii_strcasecmp (v, "true") == 0 || g_ascii_strcasecmp (v, "yes") == 0);
+  if (v == NULL || v[0] == '\0')
+    return -1;
+  for (guint i = 0; i < G_N_ELEMENTS (on); i++)
+    {
+      if (g_ascii_strcasecmp (v, on[i]) == 0)
+        return 1;
+      if (g_ascii_strcasecmp (v, off[i]) == 0)
+        return 0;
+    }
+  return -2;
+}
+
+gboolean
+fsg_policy_hybrid_env_check (GError **error)
+{
+  if (hybrid_env () != -2)
+    return TRUE;
+  g_set_error (error, FSG_POLICY_ERROR, FSG_POLICY_ERROR_INVALID_VALUE,
+               "FSGATE_HYBRID='%s' is not one of 0, off, false, no (the hybrid view off) or "
+               "1, on, true, yes (on where the policy allows it)", g_getenv ("FSGATE_HYBRID"));
+  return FALSE;
+}
+
+gboolean
+fsg_policy_hybrid_enabled (const FsgPolicy *policy, const char **out_why_off)
+{
+  const char *why = NULL;
+  int env = hybrid_env ();
+
+  if (env == 0)
+    why = "FSGATE_HYBRID=0";
+  else if (env == -2)
+    why = "FSGATE_HYBRID has a value that is neither on nor off";
+  else if (!policy->hybrid)
+    why = "the policy says hybrid = off";
+  if (out_why_off != NULL)
+    *out_why_off = why;
+  return why == NULL;
+}
+
+const char *const *
+fsg_policy_hybrid_trees (const FsgPolicy *policy)
+{
+  FsgPolicy *p = (FsgPolicy *) policy;
+
+  g_mutex_lock (&p->denied_lock);
+  if (p->hybrid_tree_list == NULL)
+    {
+      GPtrArray *all = g_ptr_array_new ();
+      GPtrArray *out = g_ptr_array_new ();
+
+      for (guint i = 0; fsg_policy_secret_pruned[i] != NULL; i++)
+        g_ptr_array_add (all, (gpointer) fsg_policy_secret_pruned[i]);
+      for (guint i = 0; i < policy->hybrid_trees->len; i++)
+        g_ptr_array_add (all, policy->hybrid_trees->pdata[i]);
+      g_ptr_array_sort (all, by_string);
+      /* a tree inside another one listed is walked with it */
+      for (guint i = 0; i < all->len; i++)
+        if (out->len == 0 || !fsg_path_within (all->pdata[i], out->pdata[out->len - 1]))
+          g_ptr_array_add (out, g_strdup (all->pdata[i]));
+      g_ptr_array_add (out, NULL);
+      g_ptr_array_unref (all);
+      p->hybrid_tree_list = (char **) g_ptr_array_free (out, FALSE);
+    }
+  g_mutex_unlock (&p->denied_lock);
+  return (const char *const *) p->hybrid_tree_list;
+}
+
+static int
+open_no_symlinks (const char *path)
+{
+  struct open_how how = { 0 };
+
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+/* The incremental state of the absolute, normalised @path. */
+static FsgPathState
+state_of (const FsgPolicy *policy, const char *path)
+{
+  FsgPathState s = fsg_policy_root_state (policy);
+  g_auto (GStrv) names = fsg_path_split (path);
+
+  for (guint i = 0; names[i] != NULL && s.access != FSG_ACCESS_ABSENT; i++)
+    s = fsg_policy_child_state (policy, &s, names[i]);
+  return s;
+}
+
+static void
+add_deny_targets (Plan *plan)
+{
+  const char *const *denied = fsg_policy_literal_deny_read (plan->policy);
+  const FsgDeniedLinks *links = fsg_policy_denied_links (plan->policy);
+
+  for (guint i = 0; denied != NULL && denied[i] != NULL; i++)
+    {
+      DenyTarget t = { 0 };
+      struct statx stx;
+
+      /* as the daemon does: the object at the path now, not followed */
+      if (!ident_at (plan, AT_FDCWD, denied[i], 0, denied[i], &stx, &t.id))
+        continue;
+      t.path = g_strdup (denied[i]);
+      t.is_dir = S_ISDIR (stx.stx_mode);
+      t.nlink = stx.stx_nlink;
+      g_array_append_val (plan->targets, t);
+    }
+  for (guint i = 0; i < links->dirs->len; i++)
+    {
+      const FsgLinkedDir *ld = &g_array_index (links->dirs, FsgLinkedDir, i);
+      LinkedDir d = { 0 };
+      struct statx stx;
+
+      if (!ident_at (plan, AT_FDCWD, ld->path, 0, ld->path, &stx, &d.id))
+        {
+          /* gone since the scan: still keep its file system out */
+          d.id.st_dev = ld->dev;
+        }
+      d.path = g_strdup (ld->path);
+      d.n_linked = ld->n_linked;
+      g_array_append_val (plan->linked, d);
+    }
 }
 
 GPtrArray *
 fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
 {
   Plan plan = { 0 };
-  const char *const *denied = fsg_policy_literal_deny_read (policy);
-  FsgPathState root = fsg_policy_root_state (policy);
-  int fd;
+  const char *const *trees = fsg_policy_hybrid_trees (policy);
 
   plan.policy = policy;
   plan.uniform_sets[0] = g_hash_table_new (NULL, NULL);
   plan.uniform_sets[1] = g_hash_table_new (NULL, NULL);
   plan.out = g_ptr_array_new_with_free_func ((GDestroyNotify) fsg_hybrid_tree_free);
-  plan.mounts = parse_mounts (mountinfo);
+  plan.mounts = fsg_mountinfo_parse (mountinfo);
   plan.targets = g_array_new (FALSE, TRUE, sizeof (DenyTarget));
   g_array_set_clear_func (plan.targets, deny_target_clear);
-  for (guint i = 0; denied != NULL && denied[i] != NULL; i++)
-    {
-      DenyTarget t = { 0 };
+  plan.linked = g_array_new (FALSE, TRUE, sizeof (LinkedDir));
+  g_array_set_clear_func (plan.linked, linked_dir_clear);
+  add_deny_targets (&plan);
 
-      /* as the daemon does: the object at the path now, not followed */
-      if (fstatat (AT_FDCWD, denied[i], &t.st, AT_SYMLINK_NOFOLLOW) < 0)
+  for (guint i = 0; trees[i] != NULL; i++)
+    {
+      FsgPathState state = state_of (policy, trees[i]);
+      DirInfo info;
+      int fd;
+
+      if (state.access < FSG_ACCESS_RO || strcmp (trees[i], "/") == 0)
         continue;
-      t.path = g_strdup (denied[i]);
-      t.place = fs_place (plan.mounts, denied[i]);
-      g_array_append_val (plan.targets, t);
-    }
-
-  fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0)
-    {
-      struct stat st;
-
-      if (fstat (fd, &st) == 0 && fsg_path_state_uniform (policy, &root))
-        place_uniform (&plan, fd, "/", &root, &st, 0);
-      else
-        walk (&plan, fd, "/", &root, 0);
+      /* a symlink (/bin -> usr/bin) is served by the view, its target is
+       * another tree */
+      fd = open_no_symlinks (trees[i]);
+      if (fd < 0)
+        continue;
+      if (dir_info_at (&plan, fd, "", AT_EMPTY_PATH, trees[i], &info))
+        {
+          if (plan_uniform (&plan, &state))
+            place_uniform (&plan, fd, trees[i], &state, &info, path_depth (trees[i]));
+          else
+            walk (&plan, fd, trees[i], &state, path_depth (trees[i]));
+          ident_clear (&info.id);
+        }
       close (fd);
     }
   g_array_unref (plan.mounts);
   g_array_unref (plan.targets);
+  g_array_unref (plan.linked);
   g_hash_table_unref (plan.uniform_sets[0]);
   g_hash_table_unref (plan.uniform_sets[1]);
   /* Each bind costs about as much as two or three lookups through the
@@ -652,7 +811,7 @@ fsg_hybrid_plan_find (GPtrArray *plan, const char *path)
     {
       const FsgHybridTree *t = plan->pdata[i];
 
-      if (t->served_why == NULL && within (path, t->path))
+      if (t->served_why == NULL && fsg_path_within (path, t->path))
         return t;
     }
   return NULL;

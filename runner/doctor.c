@@ -163,7 +163,7 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_SECCOMP:
       return HINT_SECCOMP;
     case FSG_STAGE_HYBRID:
-      return "run without FSGATE_HYBRID=1 (the daemon then serves every path, with the same "
+      return "run with FSGATE_HYBRID=0 (the daemon then serves every path, with the same "
              "decisions), and report this with the output of fsgate-run -v --doctor";
     case FSG_STAGE_CHDIR:
       return "the working directory must be readable in the view: add it with --ro/--rw when it "

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The report key git_dirs_created (issue 11): the git directories the
- * command made through the view. The daemon process sends each one on the
- * audit pipe as {"source": "git-dir-created", "path": ...}; the runner
- * keeps them apart from the denials.
+ * The report keys git_dirs_created and git_redirects_created (issue 11): the
+ * git directories and the .git redirections the command made through the
+ * view. The daemon process sends each one on the audit pipe as
+ * {"source": "git-dir-created", "path": ...}; the runner keeps them apart
+ * from the denials.
  */
 #include "config.h"
 
@@ -13,84 +14,73 @@
 
 #include <string.h>
 
+#define MAX_GIT_PATHS 2000
+
+void
+fsg_git_report_init (FsgGitReport *report)
+{
+  report->dirs = g_ptr_array_new_with_free_func (g_free);
+  report->redirects = g_ptr_array_new_with_free_func (g_free);
+  report->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+}
+
+void
+fsg_git_report_clear (FsgGitReport *report)
+{
+  g_clear_pointer (&report->dirs, g_ptr_array_unref);
+  g_clear_pointer (&report->redirects, g_ptr_array_unref);
+  g_clear_pointer (&report->seen, g_hash_table_unref);
+}
+
 void
 fsg_git_report_event (int fd, const FsgAuditEvent *event)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(FsgJsonObject) o = fsg_json_object_new ();
   g_autofree char *text = NULL;
   g_autofree char *line = NULL;
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "source");
-  json_builder_add_string_value (b, g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) == 0
-                                       ? FSG_GIT_REDIRECT_CREATED
-                                       : FSG_GIT_DIR_CREATED);
-  fsg_json_add_text (b, "path", event->path ? event->path : "");
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  text = json_generator_to_data (gen, NULL);
+  fsg_json_object_set_string (o, "source",
+                              g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) == 0
+                                ? FSG_GIT_REDIRECT_CREATED : FSG_GIT_DIR_CREATED);
+  fsg_json_object_set_string (o, "path", event->path ? event->path : "");
+  text = fsg_json_object_to_string (o);
   line = g_strconcat (text, "\n", NULL);
   /* one write of less than PIPE_BUF: never interleaved with a denial */
   fsg_write_all (fd, line, strlen (line));
 }
 
 gboolean
-fsg_git_report_take (JsonArray *dirs, JsonNode *node)
+fsg_git_report_take (FsgGitReport *report, const FsgJsonObject *record)
 {
-  JsonObject *obj = json_node_get_object (node);
-  const char *source = json_object_get_string_member_with_default (obj, "source", "");
-  const char *path;
+  const char *source = fsg_json_object_get_string (record, "source");
+  const char *path = fsg_json_object_get_string (record, "path");
   gboolean redirect = g_strcmp0 (source, FSG_GIT_REDIRECT_CREATED) == 0;
+  g_autofree char *key = NULL;
 
   if (!redirect && g_strcmp0 (source, FSG_GIT_DIR_CREATED) != 0)
     return FALSE;
-  path = json_object_get_string_member_with_default (obj, "path", "");
-  /* git dirs are string elements, redirections {"redirect": path} */
-  for (guint i = 0; i < json_array_get_length (dirs); i++)
-    {
-      JsonNode *e = json_array_get_element (dirs, i);
-      const char *p = JSON_NODE_HOLDS_OBJECT (e)
-                        ? json_object_get_string_member_with_default (json_node_get_object (e),
-                                                                      "redirect", "")
-                        : json_node_get_string (e);
-
-      if (JSON_NODE_HOLDS_OBJECT (e) == redirect && g_strcmp0 (p, path) == 0)
-        return TRUE;
-    }
-  if (json_array_get_length (dirs) >= 2000)
-    return TRUE; /* a bounded report */
-  if (redirect)
-    {
-      JsonObject *o = json_object_new ();
-
-      json_object_set_string_member (o, "redirect", path);
-      json_array_add_object_element (dirs, o);
-    }
-  else
-    json_array_add_string_element (dirs, path);
+  if (path == NULL)
+    path = "";
+  key = g_strconcat (redirect ? "r" : "d", path, NULL);
+  if (g_hash_table_contains (report->seen, key) ||
+      report->dirs->len + report->redirects->len >= MAX_GIT_PATHS)
+    return TRUE; /* once each, and a bounded report */
+  g_hash_table_add (report->seen, g_steal_pointer (&key));
+  g_ptr_array_add (redirect ? report->redirects : report->dirs, g_strdup (path));
   return TRUE;
 }
 
 void
-fsg_git_report_add (JsonBuilder *b, JsonArray *dirs)
+fsg_git_report_write (FsgJsonWriter *w, const FsgGitReport *report)
 {
   for (int pass = 0; pass < 2; pass++)
     {
-      json_builder_set_member_name (b, pass == 0 ? "git_dirs_created" : "git_redirects_created");
-      json_builder_begin_array (b);
-      for (guint i = 0; dirs != NULL && i < json_array_get_length (dirs); i++)
-        {
-          JsonNode *e = json_array_get_element (dirs, i);
+      GPtrArray *paths = pass == 0 ? report->dirs : report->redirects;
 
-          if (pass == 0 && !JSON_NODE_HOLDS_OBJECT (e))
-            json_builder_add_string_value (b, json_node_get_string (e));
-          else if (pass == 1 && JSON_NODE_HOLDS_OBJECT (e))
-            json_builder_add_string_value (
-              b, json_object_get_string_member_with_default (json_node_get_object (e), "redirect", ""));
-        }
-      json_builder_end_array (b);
+      fsg_json_key (w, pass == 0 ? "git_dirs_created" : "git_redirects_created");
+      fsg_json_begin_array (w);
+      for (guint i = 0; paths != NULL && i < paths->len; i++)
+        fsg_json_string (w, paths->pdata[i]);
+      fsg_json_end_array (w);
     }
 }

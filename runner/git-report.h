@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The report key git_dirs_created (git-report.c).
+ * The report keys git_dirs_created and git_redirects_created (git-report.c).
  */
 #pragma once
 
 #include <glib.h>
-#include <json-glib/json-glib.h>
 
+#include "common/fsg-json.h"
 #include "fsgate/audit.h"
 
 G_BEGIN_DECLS
@@ -17,14 +17,24 @@ G_BEGIN_DECLS
  * redirection to another git dir): report key git_redirects_created. */
 #define FSG_GIT_REDIRECT_CREATED "git-redirect-created"
 
-/* In the daemon process: send @event (op FSG_GIT_DIR_CREATED) on the audit
- * pipe @fd. */
+/* What the runner keeps: the paths, each once, in the order met, at most
+ * 2000 of both together. */
+typedef struct
+{
+  GPtrArray *dirs;      /* char* */
+  GPtrArray *redirects; /* char* */
+  GHashTable *seen;     /* "d" or "r" + path */
+} FsgGitReport;
+
+void fsg_git_report_init (FsgGitReport *report);
+void fsg_git_report_clear (FsgGitReport *report);
+/* In the daemon process: send @event (op FSG_GIT_DIR_CREATED or
+ * FSG_GIT_REDIRECT_CREATED) on the audit pipe @fd. */
 void fsg_git_report_event (int fd, const FsgAuditEvent *event);
-/* In the runner: if @node is such a record, add its path to @dirs (once)
- * and return TRUE. */
-gboolean fsg_git_report_take (JsonArray *dirs, JsonNode *node);
+/* In the runner: if @record is such a record, note its path and return TRUE. */
+gboolean fsg_git_report_take (FsgGitReport *report, const FsgJsonObject *record);
 /* The report members "git_dirs_created": [path, ...] and
  * "git_redirects_created": [path, ...]. */
-void fsg_git_report_add (JsonBuilder *b, JsonArray *dirs);
+void fsg_git_report_write (FsgJsonWriter *w, const FsgGitReport *report);
 
 G_END_DECLS

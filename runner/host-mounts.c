@@ -14,100 +14,20 @@
 #include <string.h>
 #include <sys/mount.h>
 
-typedef struct
+/* The flags of @m the view must keep: MS_NOEXEC | FSG_MS_NOSYMFOLLOW subset. */
+static unsigned long
+kept_flags (const FsgMount *m)
 {
-  char *path;
-  unsigned long flags; /* MS_NOEXEC | MS_NOSYMFOLLOW subset */
-} HostMount;
-
-static void
-host_mount_clear (gpointer data)
-{
-  g_free (((HostMount *) data)->path);
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static char *
-unescape (const char *s)
-{
-  GString *out = g_string_new (NULL);
-
-  for (const char *p = s; *p; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7')
-        {
-          g_string_append_c (out, (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0')));
-          p += 3;
-        }
-      else
-        g_string_append_c (out, *p);
-    }
-  return g_string_free (out, FALSE);
-}
-
-static GArray *
-parse_mountinfo (const char *text)
-{
-  GArray *mounts = g_array_new (FALSE, TRUE, sizeof (HostMount));
-  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
-
-  g_array_set_clear_func (mounts, host_mount_clear);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto(GStrv) f = g_strsplit (lines[i], " ", 7);
-      g_auto(GStrv) opts = NULL;
-      HostMount m = { NULL, 0 };
-
-      if (g_strv_length (f) < 7 || f[4][0] != '/')
-        continue;
-      opts = g_strsplit (f[5], ",", -1);
-      for (guint j = 0; opts[j] != NULL; j++)
-        {
-          if (strcmp (opts[j], "noexec") == 0)
-            m.flags |= MS_NOEXEC;
-          else if (strcmp (opts[j], "nosymfollow") == 0)
-            m.flags |= FSG_MS_NOSYMFOLLOW;
-        }
-      m.path = unescape (f[4]);
-      g_array_append_val (mounts, m);
-    }
-  return mounts;
-}
-
-/* @path is @dir or below it. */
-static gboolean
-path_within (const char *path, const char *dir)
-{
-  size_t n = strlen (dir);
-
-  if (strcmp (dir, "/") == 0)
-    return TRUE;
-  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-/* The mount @path is on: the deepest mount point above it, the last one
- * listed when several are stacked on the same point. */
-static const HostMount *
-containing (GArray *mounts, const char *path)
-{
-  const HostMount *best = NULL;
-
-  for (guint i = 0; i < mounts->len; i++)
-    {
-      const HostMount *m = &g_array_index (mounts, HostMount, i);
-
-      if (path_within (path, m->path) && (best == NULL || strlen (m->path) >= strlen (best->path)))
-        best = m;
-    }
-  return best;
+  return (fsg_mount_has_option (m, "noexec") ? MS_NOEXEC : 0) |
+         (fsg_mount_has_option (m, "nosymfollow") ? FSG_MS_NOSYMFOLLOW : 0);
 }
 
 static gboolean
 excluded (const char *path, gboolean private_tmp)
 {
   /* the runner mounts its own /proc, /dev (and /tmp) over these */
-  return path_within (path, "/proc") || path_within (path, "/sys") || path_within (path, "/dev") ||
-         (private_tmp && path_within (path, "/tmp"));
+  return fsg_path_within (path, "/proc") || fsg_path_within (path, "/sys") || fsg_path_within (path, "/dev") ||
+         (private_tmp && fsg_path_within (path, "/tmp"));
 }
 
 static int
@@ -155,7 +75,7 @@ skip_place (const FsgPolicy *policy, const char *path, gboolean private_tmp)
 GArray *
 fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean private_tmp)
 {
-  g_autoptr(GArray) mounts = parse_mountinfo (mountinfo);
+  g_autoptr(GArray) mounts = fsg_mountinfo_parse (mountinfo);
   GArray *out = g_array_new (FALSE, TRUE, sizeof (FsgHostFlags));
   const FsgRule *const *rules;
   guint n = 0;
@@ -166,35 +86,35 @@ fsg_host_flags_plan (const FsgPolicy *policy, const char *mountinfo, gboolean pr
   for (guint i = 0; i < n; i++)
     {
       const FsgRule *r = rules[i];
-      const HostMount *c;
+      const FsgMount *c;
 
-      if ((r->kind != FSG_RULE_WRITABLE && r->kind != FSG_RULE_READONLY) || r->path == NULL ||
-          skip_place (policy, r->path, private_tmp))
+      if ((r->kind != FSG_RULE_WRITABLE && r->kind != FSG_RULE_READONLY) || r->path == NULL)
         continue;
-      c = containing (mounts, r->path);
-      if (c != NULL && c->flags != 0)
-        add_place (out, r->path, c->flags);
+      c = fsg_mountinfo_containing (mounts, r->path);
+      if (c != NULL && kept_flags (c) != 0 && !skip_place (policy, r->path, private_tmp))
+        add_place (out, r->path, kept_flags (c));
     }
   /* Below a root, every mount point whose flags differ from those of the
    * mount it sits on (flags set, or cleared again under a noexec parent). */
   for (guint i = 0; i < mounts->len; i++)
     {
-      const HostMount *m = &g_array_index (mounts, HostMount, i);
+      const FsgMount *m = &g_array_index (mounts, FsgMount, i);
       g_autofree char *parent = NULL;
-      const HostMount *p;
+      const FsgMount *p;
       gboolean in_view = FALSE;
 
-      if (strcmp (m->path, "/") == 0 || containing (mounts, m->path) != m)
+      if (strcmp (m->point, "/") == 0 || fsg_mountinfo_containing (mounts, m->point) != m)
         continue;
+      parent = g_path_get_dirname (m->point);
+      p = fsg_mountinfo_containing (mounts, parent);
+      if (kept_flags (m) == (p != NULL ? kept_flags (p) : 0))
+        continue; /* the common case, and cheap: decide the policy only where it matters */
       for (guint j = 0; j < n && !in_view; j++)
         in_view = (rules[j]->kind == FSG_RULE_WRITABLE || rules[j]->kind == FSG_RULE_READONLY) &&
-                  rules[j]->path != NULL && path_within (m->path, rules[j]->path);
-      if (!in_view || skip_place (policy, m->path, private_tmp))
+                  rules[j]->path != NULL && fsg_path_within (m->point, rules[j]->path);
+      if (!in_view || skip_place (policy, m->point, private_tmp))
         continue;
-      parent = g_path_get_dirname (m->path);
-      p = containing (mounts, parent);
-      if (m->flags != (p != NULL ? p->flags : 0))
-        add_place (out, m->path, m->flags);
+      add_place (out, m->point, kept_flags (m));
     }
   g_array_sort (out, by_depth);
   return out;

@@ -16,13 +16,15 @@
  * the view no longer shows, or below which a host mount appeared since, is
  * left to the daemon (same decisions).
  * Any other failure stops the run (exit 125): the plan printed by -v must
- * be what the command gets. Off unless FSGATE_HYBRID=1 (opt-in: see
- * docs/security.md, "Hybrid view", for what a bind exposes).
+ * be what the command gets. On by default; FSGATE_HYBRID=0 or the policy's
+ * `hybrid = off` turns it off (docs/security.md, "Hybrid view", says what
+ * a bind exposes).
  */
 #include "config.h"
 
 #include "runner/run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
@@ -62,23 +64,43 @@ mount_api_refused (void)
   return NULL;
 }
 
+/* Why the hybrid view is off for @policy here (static text), or NULL. */
+static const char *
+off_reason (const FsgPolicy *policy)
+{
+  const char *why = NULL;
+
+  if (!fsg_policy_hybrid_enabled (policy, &why))
+    return why;
+  return mount_api_refused ();
+}
+
+/* The plan, or NULL with *out_off set. */
 static GPtrArray *
-plan_for (const FsgPolicy *policy)
+plan_for (const FsgPolicy *policy, const char **out_off)
 {
   g_autofree char *mountinfo = NULL;
 
-  if (!fsg_policy_hybrid_enabled () || mount_api_refused () != NULL)
+  *out_off = off_reason (policy);
+  if (*out_off != NULL)
     return NULL;
   if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
-    return NULL;
+    {
+      *out_off = "/proc/self/mountinfo is unreadable";
+      return NULL;
+    }
   return fsg_policy_hybrid_plan (policy, mountinfo);
 }
 
-static void
-describe (GPtrArray *plan, GString *bound, GString *served)
+static char *
+describe (GPtrArray *plan, const char *off)
 {
+  g_autoptr(GString) bound = g_string_new (NULL);
+  g_autoptr(GString) served = g_string_new (NULL);
   guint n = 0, beyond = 0;
 
+  if (plan == NULL)
+    return g_strdup_printf ("hybrid view off (%s): the daemon serves every path", off);
   for (guint i = 0; i < plan->len; i++)
     {
       const FsgHybridTree *t = plan->pdata[i];
@@ -98,40 +120,128 @@ describe (GPtrArray *plan, GString *bound, GString *served)
   if (beyond > 0)
     g_string_append_printf (served, "; %u more uniform directories served beyond the first %u "
                             "binds (FSGATE_HYBRID_MAX)", beyond, fsg_policy_hybrid_max_binds ());
+  return g_strdup_printf ("hybrid view: %u host director%s bound read-only (%s); the daemon "
+                          "serves the rest%s",
+                          n, n == 1 ? "y" : "ies", n ? bound->str : "none", served->str);
 }
 
 char *
 fsg_hybrid_summary (const FsgPolicy *policy)
 {
-  g_autoptr(GPtrArray) plan = NULL;
-  g_autoptr(GString) bound = g_string_new (NULL);
-  g_autoptr(GString) served = g_string_new (NULL);
-  guint n_bound = 0;
+  const char *off = NULL;
+  g_autoptr(GPtrArray) plan = plan_for (policy, &off);
 
-  if (!fsg_policy_hybrid_enabled ())
-    return g_strdup ("hybrid view off (the default; FSGATE_HYBRID=1 turns it on): the daemon "
-                     "serves every path");
-  if (mount_api_refused () != NULL)
-    return g_strdup_printf ("hybrid view off: %s; the daemon serves every path",
-                            mount_api_refused ());
-  plan = plan_for (policy);
-  if (plan == NULL)
-    return g_strdup ("hybrid view off: /proc/self/mountinfo is unreadable; the daemon serves "
-                     "every path");
-  describe (plan, bound, served);
-  for (guint i = 0; i < plan->len; i++)
-    n_bound += ((FsgHybridTree *) plan->pdata[i])->served_why == NULL;
-  return g_strdup_printf ("hybrid view: %u host director%s bound read-only (%s); the daemon "
-                          "serves the rest%s",
-                          n_bound, n_bound == 1 ? "y" : "ies", n_bound ? bound->str : "none",
-                          served->str);
+  return describe (plan, off);
 }
 
-void
+/* ---- --doctor: sockets and FIFOs below the bound directories ------------ */
+
+typedef struct
+{
+  guint64 entries, max;
+  GPtrArray *found; /* "PATH (socket)" */
+} Scan;
+
+static void
+scan_tree (Scan *sc, int dfd, const char *path, guint depth)
+{
+  DIR *dir;
+  struct dirent *de;
+  int fd = openat (dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  if (fd < 0 || (dir = fdopendir (fd)) == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  while ((de = readdir (dir)) != NULL && sc->entries < sc->max && sc->found->len < 20)
+    {
+      unsigned char type = de->d_type;
+
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      sc->entries++;
+      if (type == DT_UNKNOWN)
+        {
+          struct stat st;
+
+          if (fstatat (dirfd (dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+          type = S_ISDIR (st.st_mode) ? DT_DIR : S_ISSOCK (st.st_mode) ? DT_SOCK
+                 : S_ISFIFO (st.st_mode) ? DT_FIFO : DT_REG;
+        }
+      if (type == DT_SOCK || type == DT_FIFO)
+        g_ptr_array_add (sc->found, g_strdup_printf ("%s/%s (%s)", path, de->d_name,
+                                                     type == DT_SOCK ? "socket" : "FIFO"));
+      else if (type == DT_DIR && depth < 64)
+        {
+          int sub = openat (dirfd (dir), de->d_name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+
+          if (sub >= 0)
+            {
+              g_autofree char *subpath = g_strconcat (path, "/", de->d_name, NULL);
+
+              scan_tree (sc, sub, subpath, depth + 1);
+              close (sub);
+            }
+        }
+    }
+  closedir (dir);
+}
+
+#define DOCTOR_SCAN_MAX 5000000
+
+char *
+fsg_hybrid_doctor_check (const FsgPolicy *policy)
+{
+  const char *off = NULL;
+  g_autoptr(GPtrArray) plan = plan_for (policy, &off);
+  Scan sc = { 0, DOCTOR_SCAN_MAX, g_ptr_array_new_with_free_func (g_free) };
+  g_autoptr(GPtrArray) found = sc.found;
+  gint64 start = g_get_monotonic_time ();
+  guint n_trees = 0;
+
+  if (plan == NULL)
+    return NULL;
+  for (guint i = 0; i < plan->len; i++)
+    {
+      const FsgHybridTree *t = plan->pdata[i];
+      int fd;
+
+      if (t->served_why != NULL)
+        continue;
+      fd = open (t->path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      n_trees++;
+      scan_tree (&sc, fd, strcmp (t->path, "/") == 0 ? "" : t->path, 0);
+      close (fd);
+    }
+  if (n_trees == 0)
+    return NULL;
+  if (found->len > 0)
+    {
+      g_ptr_array_add (found, NULL);
+      g_autofree char *list = g_strjoinv (", ", (char **) found->pdata);
+      return g_strdup_printf ("warn  hybrid view: below the bound directories there are host "
+                              "sockets or FIFOs, which a bind makes reachable (through the view a "
+                              "socket cannot be connected to and a FIFO is the view's own): %s. "
+                              "Fix: move them out of the system trees, or set hybrid = off in the "
+                              "policy (or FSGATE_HYBRID=0)", list);
+    }
+  return g_strdup_printf ("ok    hybrid view: no host socket or FIFO below the bound directories "
+                          "(%" G_GUINT64_FORMAT " entries%s, %" G_GINT64_FORMAT " ms)",
+                          sc.entries, sc.entries >= sc.max ? ", the first only" : "",
+                          (g_get_monotonic_time () - start) / 1000);
+}
+
+const char *
 fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings, const FsgPolicy *policy,
                     gboolean verbose)
 {
-  g_autoptr(GPtrArray) plan = plan_for (policy);
+  const char *off = NULL;
+  g_autoptr(GPtrArray) plan = plan_for (policy, &off);
   FsgHybridBind *binds;
   guint n = 0;
 
@@ -139,11 +249,11 @@ fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings, const FsgPolicy *p
   spec->n_binds = 0;
   if (verbose)
     {
-      g_autofree char *line = fsg_hybrid_summary (policy);
+      g_autofree char *line = describe (plan, off);
       g_printerr ("fsgate-run: %s\n", line);
     }
   if (plan == NULL || plan->len == 0)
-    return;
+    return off;
   binds = g_new0 (FsgHybridBind, plan->len);
   g_ptr_array_add (strings, binds);
   for (guint i = 0; i < plan->len; i++)
@@ -163,6 +273,7 @@ fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings, const FsgPolicy *p
     }
   spec->binds = binds;
   spec->n_binds = n;
+  return NULL;
 }
 
 static int

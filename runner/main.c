@@ -136,6 +136,11 @@ main (int argc, char **argv)
       fsg_print_version ("fsgate-run");
       return 0;
     }
+  if (!fsg_policy_hybrid_env_check (&error))
+    {
+      g_printerr ("fsgate-run: %s\n", error->message);
+      return FSG_EXIT_USAGE;
+    }
   if (doctor)
     {
       int doctor_status = fsg_doctor (verbose, no_proc_fallback);
@@ -145,7 +150,11 @@ main (int argc, char **argv)
       if (dpolicy != NULL)
         {
           g_autofree char *line = fsg_hybrid_summary (dpolicy);
+          g_autofree char *check = fsg_hybrid_doctor_check (dpolicy);
+
           g_print ("info  %s\n", line);
+          if (check != NULL)
+            g_print ("%s\n", check);
         }
       return doctor_status;
     }

@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-glib/json-glib.h>
 #include <limits.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -105,6 +104,8 @@ typedef struct
   gboolean notify_unavailable;
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
   gboolean landlock;     /* the command is in the fallback's Landlock domain */
+  gboolean hybrid_planned; /* the hybrid view was planned (spec.binds) */
+  const char *hybrid_off;  /* why it is off (static), or NULL */
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
   GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
 
@@ -117,14 +118,14 @@ typedef struct
   gboolean filter_to[3];   /* --filter-terminal and our fd 1/2 is a terminal */
   FsgTermFilter term[3];
   GString *audit_buf;
-  JsonArray *denials;       /* one object per distinct denial, with count and first_ms */
+  GPtrArray *denials;       /* FsgJsonObject: one per distinct denial, with count and first_ms */
   guint64 n_denials;        /* every denial, itemised or not */
-  GHashTable *denial_index; /* distinct key -> its JsonObject in denials (borrowed) */
+  GHashTable *denial_index; /* distinct key -> its FsgJsonObject in denials (borrowed) */
   gsize denial_bytes;       /* memory the distinct records take, roughly */
   guint64 denials_unlisted; /* denials whose distinct record did not fit the bound */
   gboolean denial_bound_hit;
-  JsonArray *setup_denials; /* refusals met by S or I setting the sandbox up */
-  JsonArray *git_dirs;      /* git_dirs_created (git-report.c) */
+  GPtrArray *setup_denials; /* FsgJsonObject: refusals met by S or I setting the sandbox up */
+  FsgGitReport git;         /* git_dirs_created, git_redirects_created (git-report.c) */
 
   struct termios saved_tio;
   gboolean tio_saved;
@@ -456,12 +457,11 @@ start_daemon (FsgRun *run, int fuse_fd, GError **error)
 /* ---- Reporting helpers ---------------------------------------------------- */
 
 static const char *
-denial_member (JsonObject *obj, const char *name)
+denial_member (const FsgJsonObject *obj, const char *name)
 {
-  JsonNode *n = json_object_get_member (obj, name);
+  const char *v = fsg_json_object_get_string (obj, name);
 
-  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n) : "";
+  return v != NULL ? v : "";
 }
 
 /* One denial (a JSON object; transfer full). A flood of the same denial is
@@ -469,11 +469,10 @@ denial_member (JsonObject *obj, const char *name)
  * distinct records are kept up to MAX_DISTINCT_DENIALS / MAX_DENIAL_BYTES,
  * and past that they are counted (denials_unlisted) and the report says so. */
 static void
-add_denial (FsgRun *run, JsonNode *node)
+add_denial (FsgRun *run, FsgJsonObject *obj)
 {
-  JsonObject *obj = json_node_get_object (node);
   g_autofree char *key = NULL;
-  JsonObject *first;
+  FsgJsonObject *first;
   gsize size;
 
   run->n_denials++;
@@ -483,12 +482,12 @@ add_denial (FsgRun *run, JsonNode *node)
   first = g_hash_table_lookup (run->denial_index, key);
   if (first != NULL)
     {
-      json_object_set_int_member (first, "count", json_object_get_int_member (first, "count") + 1);
-      json_node_unref (node);
+      fsg_json_object_set_int (first, "count", fsg_json_object_get_int (first, "count", 0) + 1);
+      fsg_json_object_free (obj);
       return;
     }
   size = 2 * strlen (key) + 256; /* the key, the record's copy of it, the members */
-  if (run->denial_bound_hit || json_array_get_length (run->denials) >= MAX_DISTINCT_DENIALS
+  if (run->denial_bound_hit || run->denials->len >= MAX_DISTINCT_DENIALS
       || run->denial_bytes + size > MAX_DENIAL_BYTES)
     {
       if (!run->denial_bound_hit)
@@ -505,28 +504,27 @@ add_denial (FsgRun *run, JsonNode *node)
         g_autofree char *okey = g_strjoin ("\x1f", "\x1epast-bound", denial_member (obj, "source"),
                                            denial_member (obj, "operation"),
                                            denial_member (obj, "rule"), NULL);
-        JsonObject *agg = g_hash_table_lookup (run->denial_index, okey);
+        FsgJsonObject *agg = g_hash_table_lookup (run->denial_index, okey);
 
         if (agg != NULL)
           {
-            json_object_set_int_member (agg, "count", json_object_get_int_member (agg, "count") + 1);
-            json_node_unref (node);
+            fsg_json_object_set_int (agg, "count", fsg_json_object_get_int (agg, "count", 0) + 1);
+            fsg_json_object_free (obj);
             return;
           }
-        json_object_set_int_member (obj, "count", 1);
-        json_object_set_int_member (obj, "first_ms",
-                                    (g_get_monotonic_time () - run->start_us) / 1000);
-        json_object_set_boolean_member (obj, "past_bound", TRUE);
+        fsg_json_object_set_int (obj, "count", 1);
+        fsg_json_object_set_int (obj, "first_ms", (g_get_monotonic_time () - run->start_us) / 1000);
+        fsg_json_object_set_bool (obj, "past_bound", TRUE);
         g_hash_table_insert (run->denial_index, g_steal_pointer (&okey), obj);
-        json_array_add_element (run->denials, node);
+        g_ptr_array_add (run->denials, obj);
       }
       return;
     }
   run->denial_bytes += size;
-  json_object_set_int_member (obj, "count", 1);
-  json_object_set_int_member (obj, "first_ms", (g_get_monotonic_time () - run->start_us) / 1000);
+  fsg_json_object_set_int (obj, "count", 1);
+  fsg_json_object_set_int (obj, "first_ms", (g_get_monotonic_time () - run->start_us) / 1000);
   g_hash_table_insert (run->denial_index, g_steal_pointer (&key), obj);
-  json_array_add_element (run->denials, node); /* the array holds obj from now on */
+  g_ptr_array_add (run->denials, obj); /* the array owns obj from now on */
 }
 
 /* The sandbox's own setup (S, and I placing host mount flags, /proc, /dev
@@ -535,10 +533,9 @@ add_denial (FsgRun *run, JsonNode *node)
  * command name (the command chooses its own). The audit pipe is read only
  * once I's pid is known (see audit_readable()). */
 static gboolean
-is_setup_denial (FsgRun *run, JsonNode *node)
+is_setup_denial (FsgRun *run, const FsgJsonObject *obj)
 {
-  JsonObject *obj = json_node_get_object (node);
-  gint64 pid = json_object_get_int_member_with_default (obj, "pid", 0);
+  gint64 pid = fsg_json_object_get_int (obj, "pid", 0);
 
   return pid > 0 && (pid == run->setup_pid || pid == run->init_pid);
 }
@@ -563,24 +560,21 @@ read_audit (FsgRun *run)
   while ((nl = memchr (run->audit_buf->str, '\n', run->audit_buf->len)) != NULL)
     {
       gsize len = nl - run->audit_buf->str;
-      g_autoptr(JsonParser) parser = json_parser_new ();
+      FsgJsonObject *obj = fsg_json_object_parse (run->audit_buf->str, len);
 
-      if (json_parser_load_from_data (parser, run->audit_buf->str, len, NULL)
-          && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      if (obj != NULL)
         {
-          JsonNode *node = json_node_copy (json_parser_get_root (parser));
-
-          if (fsg_git_report_take (run->git_dirs, node))
-            json_node_unref (node); /* a git dir the command made is not a denial */
-          else if (is_setup_denial (run, node))
+          if (fsg_git_report_take (&run->git, obj))
+            fsg_json_object_free (obj); /* a git dir the command made is not a denial */
+          else if (is_setup_denial (run, obj))
             {
-              if (json_array_get_length (run->setup_denials) < 100)
-                json_array_add_element (run->setup_denials, node);
+              if (run->setup_denials->len < 100)
+                g_ptr_array_add (run->setup_denials, obj);
               else
-                json_node_unref (node);
+                fsg_json_object_free (obj);
             }
           else
-            add_denial (run, node);
+            add_denial (run, obj);
         }
       else
         run->n_denials++; /* never lose a denial, even one we cannot show */
@@ -616,8 +610,7 @@ handle_notification (FsgRun *run)
   g_autofree char *comm = NULL;
   g_autofree char *family = NULL;
   const char *fname;
-  JsonObject *obj;
-  JsonNode *node;
+  FsgJsonObject *obj;
 
   if (ioctl (run->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
     {
@@ -638,24 +631,17 @@ handle_notification (FsgRun *run)
   fname = family_name (req->data.args[0]);
   family = fname ? g_strdup (fname) : g_strdup_printf ("family %llu",
                                                        (unsigned long long) req->data.args[0]);
-  obj = json_object_new ();
-  json_object_set_string_member (obj, "source", "seccomp");
-  json_object_set_string_member (obj, "operation", name ? name : "socket");
-  json_object_set_string_member (obj, "path", family);
-  json_object_set_string_member (obj, "rule", "network denied (network = false / --no-net)");
-  json_object_set_int_member (obj, "errno", EACCES);
-  json_object_set_int_member (obj, "pid", req->pid);
-  if (comm)
-    {
-      /* the command sets its own name (PR_SET_NAME): never trust its bytes */
-      g_autofree char *valid = g_utf8_make_valid (comm, -1);
-      json_object_set_string_member (obj, "command", valid);
-    }
-  else
-    json_object_set_null_member (obj, "command");
-  node = json_node_new (JSON_NODE_OBJECT);
-  json_node_take_object (node, obj);
-  add_denial (run, node);
+  obj = fsg_json_object_new ();
+  fsg_json_object_set_string (obj, "source", "seccomp");
+  fsg_json_object_set_string (obj, "operation", name ? name : "socket");
+  fsg_json_object_set_string (obj, "path", family);
+  fsg_json_object_set_string (obj, "rule", "network denied (network = false / --no-net)");
+  fsg_json_object_set_int (obj, "errno", EACCES);
+  fsg_json_object_set_int (obj, "pid", req->pid);
+  /* the command sets its own name (PR_SET_NAME): never trust its bytes
+   * (set_string makes them valid UTF-8) */
+  fsg_json_object_set_string (obj, "command", comm);
+  add_denial (run, obj);
 }
 
 /* ---- Terminal --------------------------------------------------------------- */
@@ -1380,49 +1366,58 @@ drain:
 /* ---- Report ------------------------------------------------------------------ */
 
 static void
-add_capture (JsonBuilder *b, const char *key, const FsgCapture *c)
+write_records (FsgJsonWriter *w, GPtrArray *records)
+{
+  fsg_json_begin_array (w);
+  for (guint i = 0; i < records->len; i++)
+    fsg_json_write_object (w, records->pdata[i]);
+  fsg_json_end_array (w);
+}
+
+static void
+add_capture (FsgJsonWriter *w, const char *key, const FsgCapture *c)
 {
   g_autofree char *text = fsg_capture_to_utf8 (c->data->data, c->data->len);
   g_autofree char *dropped = g_strconcat (key, "_dropped_bytes", NULL);
 
-  json_builder_set_member_name (b, key);
-  json_builder_add_string_value (b, text);
-  json_builder_set_member_name (b, dropped);
-  json_builder_add_int_value (b, c->dropped);
+  fsg_json_key (w, key);
+  fsg_json_string (w, text);
+  fsg_json_key (w, dropped);
+  fsg_json_int (w, c->dropped);
 }
 
 static void
-add_policy_summary (JsonBuilder *b, const FsgPolicy *policy)
+add_policy_summary (FsgJsonWriter *w, const FsgPolicy *policy)
 {
   guint n = 0;
   const FsgRule *const *rules = fsg_policy_rules (policy, &n);
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "profile");
-  json_builder_add_string_value (b, fsg_policy_profile (policy));
-  json_builder_set_member_name (b, "network");
-  json_builder_add_boolean_value (b, fsg_policy_network_allowed (policy));
-  json_builder_set_member_name (b, "timeout_ms");
-  json_builder_add_int_value (b, fsg_policy_timeout_ms (policy));
-  json_builder_set_member_name (b, "kill_after_ms");
-  json_builder_add_int_value (b, fsg_policy_kill_after_ms (policy));
-  json_builder_set_member_name (b, "output_cap");
-  json_builder_add_int_value (b, fsg_policy_output_cap (policy));
-  json_builder_set_member_name (b, "rules");
-  json_builder_begin_array (b);
+  fsg_json_begin_object (w);
+  fsg_json_key (w, "profile");
+  fsg_json_string (w, fsg_policy_profile (policy));
+  fsg_json_key (w, "network");
+  fsg_json_bool (w, fsg_policy_network_allowed (policy));
+  fsg_json_key (w, "timeout_ms");
+  fsg_json_int (w, fsg_policy_timeout_ms (policy));
+  fsg_json_key (w, "kill_after_ms");
+  fsg_json_int (w, fsg_policy_kill_after_ms (policy));
+  fsg_json_key (w, "output_cap");
+  fsg_json_int (w, fsg_policy_output_cap (policy));
+  fsg_json_key (w, "rules");
+  fsg_json_begin_array (w);
   for (guint i = 0; i < n; i++)
     {
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "kind");
-      json_builder_add_string_value (b, fsg_rule_kind_to_key (rules[i]->kind));
-      json_builder_set_member_name (b, "pattern");
-      json_builder_add_string_value (b, rules[i]->path ? rules[i]->path : rules[i]->pattern);
-      json_builder_set_member_name (b, "origin");
-      json_builder_add_string_value (b, rules[i]->origin ? rules[i]->origin : "");
-      json_builder_end_object (b);
+      fsg_json_begin_object (w);
+      fsg_json_key (w, "kind");
+      fsg_json_string (w, fsg_rule_kind_to_key (rules[i]->kind));
+      fsg_json_key (w, "pattern");
+      fsg_json_string (w, rules[i]->path ? rules[i]->path : rules[i]->pattern);
+      fsg_json_key (w, "origin");
+      fsg_json_string (w, rules[i]->origin ? rules[i]->origin : "");
+      fsg_json_end_object (w);
     }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
+  fsg_json_end_array (w);
+  fsg_json_end_object (w);
 }
 
 /* The report goes into the directory opened before the command started,
@@ -1466,59 +1461,78 @@ static gboolean
 write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
               const char *message, GError **error)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
+  GString *out = g_string_new (NULL);
   g_autofree char *text = NULL;
   gint64 end = run->end_us ? run->end_us : g_get_monotonic_time ();
+  FsgJsonWriter writer, *w = &writer;
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "exit_code");
-  json_builder_add_int_value (b, exit_code);
-  json_builder_set_member_name (b, "signal");
+  fsg_json_writer_init (w, out, TRUE);
+
+  fsg_json_begin_object (w);
+  fsg_json_key (w, "exit_code");
+  fsg_json_int (w, exit_code);
+  fsg_json_key (w, "signal");
   if (signal_no > 0)
-    json_builder_add_int_value (b, signal_no);
+    fsg_json_int (w, signal_no);
   else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "timed_out");
-  json_builder_add_boolean_value (b, run->timed_out);
-  json_builder_set_member_name (b, "duration_ms");
-  json_builder_add_int_value (b, (end - run->start_us) / 1000);
-  json_builder_set_member_name (b, "reason");
-  json_builder_add_string_value (b, reason);
-  json_builder_set_member_name (b, "error");
+    fsg_json_null (w);
+  fsg_json_key (w, "timed_out");
+  fsg_json_bool (w, run->timed_out);
+  fsg_json_key (w, "duration_ms");
+  fsg_json_int (w, (end - run->start_us) / 1000);
+  fsg_json_key (w, "reason");
+  fsg_json_string (w, reason);
+  fsg_json_key (w, "error");
   if (message)
-    json_builder_add_string_value (b, message);
+    fsg_json_string (w, message);
   else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "sandbox_denied");
-  json_builder_add_boolean_value (b, run->n_denials > 0);
-  json_builder_set_member_name (b, "denials");
-  json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->denials));
-  json_builder_set_member_name (b, "denials_total");
-  json_builder_add_int_value (b, run->n_denials);
-  fsg_git_report_add (b, run->git_dirs);
-  json_builder_set_member_name (b, "denials_unlisted");
-  json_builder_add_int_value (b, run->denials_unlisted);
-  json_builder_set_member_name (b, "setup_denials");
-  json_builder_add_value (b, json_node_init_array (json_node_alloc (), run->setup_denials));
+    fsg_json_null (w);
+  fsg_json_key (w, "sandbox_denied");
+  fsg_json_bool (w, run->n_denials > 0);
+  fsg_json_key (w, "denials");
+  write_records (w, run->denials);
+  fsg_json_key (w, "denials_total");
+  fsg_json_int (w, run->n_denials);
+  fsg_git_report_write (w, &run->git);
+  fsg_json_key (w, "denials_unlisted");
+  fsg_json_int (w, run->denials_unlisted);
+  fsg_json_key (w, "setup_denials");
+  write_records (w, run->setup_denials);
   if (run->opts->filter_terminal)
     {
-      json_builder_set_member_name (b, "terminal_sequences_filtered");
-      json_builder_add_int_value (b, (run->term[1].seq ? run->term[1].dropped : 0)
+      fsg_json_key (w, "terminal_sequences_filtered");
+      fsg_json_int (w, (run->term[1].seq ? run->term[1].dropped : 0)
                                        + (run->term[2].seq ? run->term[2].dropped : 0));
     }
-  json_builder_set_member_name (b, "seccomp_notify");
-  json_builder_add_boolean_value (b, !run->notify_unavailable);
-  json_builder_set_member_name (b, "proc");
+  fsg_json_key (w, "seccomp_notify");
+  fsg_json_bool (w, !run->notify_unavailable);
+  fsg_json_key (w, "proc");
   if (fsg_proc_kind_name (run->proc_kind) != NULL)
-    json_builder_add_string_value (b, fsg_proc_kind_name (run->proc_kind));
+    fsg_json_string (w, fsg_proc_kind_name (run->proc_kind));
   else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "landlock");
-  json_builder_add_boolean_value (b, run->landlock);
-  json_builder_set_member_name (b, "policy");
-  add_policy_summary (b, run->policy);
+    fsg_json_null (w);
+  fsg_json_key (w, "landlock");
+  fsg_json_bool (w, run->landlock);
+  fsg_json_key (w, "hybrid");
+  if (!run->hybrid_planned)
+    fsg_json_null (w);
+  else
+    {
+      fsg_json_begin_object (w);
+      fsg_json_key (w, "bound");
+      fsg_json_begin_array (w);
+      for (guint i = 0; i < run->spec.n_binds; i++)
+        fsg_json_string (w, run->spec.binds[i].source);
+      fsg_json_end_array (w);
+      if (run->hybrid_off != NULL)
+        {
+          fsg_json_key (w, "off");
+          fsg_json_string (w, run->hybrid_off);
+        }
+      fsg_json_end_object (w);
+    }
+  fsg_json_key (w, "policy");
+  add_policy_summary (w, run->policy);
   if (run->capturing)
     {
       g_autoptr(GByteArray) agg = NULL;
@@ -1529,16 +1543,13 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
       agg = fsg_capture_aggregate (&run->cap_out, &run->cap_err, fsg_policy_output_cap (run->policy));
       agg_text = fsg_capture_to_utf8 (agg->data, agg->len);
 
-      add_capture (b, "stdout", &run->cap_out);
-      add_capture (b, "stderr", &run->cap_err);
-      json_builder_set_member_name (b, "aggregated_output");
-      json_builder_add_string_value (b, agg_text);
+      add_capture (w, "stdout", &run->cap_out);
+      add_capture (w, "stderr", &run->cap_err);
+      fsg_json_key (w, "aggregated_output");
+      fsg_json_string (w, agg_text);
     }
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
+  fsg_json_end_object (w);
+  text = g_string_free (out, FALSE);
   if (g_str_equal (run->opts->json_path, "-"))
     {
       g_autofree char *line = g_strconcat (text, "\n", NULL);
@@ -1646,9 +1657,9 @@ run_clear (FsgRun *run)
   if (run->audit_buf != NULL)
     g_string_free (g_steal_pointer (&run->audit_buf), TRUE);
   g_clear_pointer (&run->denial_index, g_hash_table_unref);
-  g_clear_pointer (&run->denials, json_array_unref);
-  g_clear_pointer (&run->git_dirs, json_array_unref);
-  g_clear_pointer (&run->setup_denials, json_array_unref);
+  g_clear_pointer (&run->denials, g_ptr_array_unref);
+  fsg_git_report_clear (&run->git);
+  g_clear_pointer (&run->setup_denials, g_ptr_array_unref);
   g_clear_pointer (&run->stubs, g_ptr_array_unref);
   g_clear_pointer (&run->to_pty, g_byte_array_unref);
   fsg_term_filter_clear (&run->term[1]);
@@ -1904,7 +1915,9 @@ run_prepare (FsgRun *run, GError **error)
   if (!plan_host_flags (run, opts->policy, run->mount_tmp, error))
     return FALSE;
   build_mount_plan (run, mount_tmp);
-  fsg_hybrid_prepare (&run->spec, run->strings, opts->policy, opts->verbose > 0);
+  run->hybrid_off = fsg_hybrid_prepare (&run->spec, run->strings, opts->policy,
+                                        opts->verbose > 0);
+  run->hybrid_planned = TRUE;
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 
@@ -2192,9 +2205,9 @@ fsg_run (const FsgRunOptions *opts)
   run->stubs = g_ptr_array_new_with_free_func (g_free);
   run->steps = g_array_new (FALSE, TRUE, sizeof (FsgMountStep));
   run->audit_buf = g_string_new (NULL);
-  run->denials = json_array_new ();
-  run->setup_denials = json_array_new ();
-  run->git_dirs = json_array_new ();
+  run->denials = g_ptr_array_new_with_free_func ((GDestroyNotify) fsg_json_object_free);
+  run->setup_denials = g_ptr_array_new_with_free_func ((GDestroyNotify) fsg_json_object_free);
+  fsg_git_report_init (&run->git);
   run->denial_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   run->to_pty = g_byte_array_new ();
   run->live[1].pending = g_byte_array_new ();

@@ -64,7 +64,7 @@
 #pragma once
 
 #include <glib.h>
-#include <json-glib/json-glib.h>
+#include "common/fsg-json.h"
 #include <linux/filter.h>
 #include <sys/types.h>
 
@@ -89,7 +89,7 @@ typedef struct
 /* The denial summary printed after a run with denials (summary.c): at most
  * five lines (operation, path or socket family, rule, command; where the
  * rest is). NULL when there were none. (transfer full) */
-char *fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *json_path);
+char *fsg_denial_summary (GPtrArray *denials, guint64 n_denials, const char *json_path);
 
 /* Run the command; returns the exit status fsgate-run should exit with.
  * Setup failures are printed as one line (with the fix) and give 125. */
@@ -312,12 +312,16 @@ typedef struct
 
 /* Hybrid view (hybrid.c): plan the binds of fsg_policy_hybrid_plan() into
  * @spec (strings kept in @strings); with @verbose, print what is bound and
- * what is served. */
-void fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings, const FsgPolicy *policy,
-                         gboolean verbose);
+ * what is served. Returns why the hybrid view is off (static text), or NULL. */
+const char *fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings,
+                                const FsgPolicy *policy, gboolean verbose);
 /* One line: what the hybrid view binds and what the daemon serves.
  * (transfer full) */
 char *fsg_hybrid_summary (const FsgPolicy *policy);
+/* For --doctor: an "ok" line, or a "warn" line naming the host sockets and
+ * FIFOs found below the directories the hybrid view would bind; NULL when
+ * it binds none. (transfer full) */
+char *fsg_hybrid_doctor_check (const FsgPolicy *policy);
 /* In I, before pivot_root: make the binds. 0, or -errno (*out_index: which). */
 int fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index);
 

@@ -20,16 +20,6 @@
 
 #define SUMMARY_LINES 5
 
-static const char *
-member (JsonObject *o, const char *name)
-{
-  JsonNode *n = json_object_get_member (o, name);
-
-  return n != NULL && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n)
-           : NULL;
-}
-
 #define SUMMARY_MAX_CHARS 300
 
 /* One line that cannot drive the terminal (paths and command names come
@@ -66,31 +56,28 @@ clean (const char *text)
 }
 
 char *
-fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *json_path)
+fsg_denial_summary (GPtrArray *denials, guint64 n_denials, const char *json_path)
 {
   g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GArray) counts = g_array_new (FALSE, TRUE, sizeof (guint64));
   GString *out;
-  guint shown, n = denials ? json_array_get_length (denials) : 0;
+  guint shown, n = denials ? denials->len : 0;
   guint64 listed = 0, rest;
 
   if (n_denials == 0)
     return NULL;
   for (guint i = 0; i < n; i++)
     {
-      JsonNode *node = json_array_get_element (denials, i);
-      JsonObject *o = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      const FsgJsonObject *o = denials->pdata[i];
       const char *op, *path, *path2, *rule, *comm;
       g_autofree char *raw = NULL, *line = NULL;
       guint j;
 
-      if (o == NULL)
-        continue;
-      op = member (o, "operation");
-      path = member (o, "path");
-      path2 = member (o, "path2");
-      rule = member (o, "rule");
-      comm = member (o, "command");
+      op = fsg_json_object_get_string (o, "operation");
+      path = fsg_json_object_get_string (o, "path");
+      path2 = fsg_json_object_get_string (o, "path2");
+      rule = fsg_json_object_get_string (o, "rule");
+      comm = fsg_json_object_get_string (o, "command");
       raw = g_strdup_printf ("%s %s%s%s: %s%s%s%s", op && *op ? op : "access", path ? path : "?",
                               path2 ? " -> " : "", path2 ? path2 : "",
                               rule && *rule ? rule : "denied", comm ? " [" : "",
@@ -101,7 +88,7 @@ fsg_denial_summary (JsonArray *denials, guint64 n_denials, const char *json_path
           break;
       {
         /* one record per distinct denial, with its count (run.c) */
-        guint64 times = (guint64) MAX (1, json_object_get_int_member_with_default (o, "count", 1));
+        guint64 times = (guint64) MAX (1, fsg_json_object_get_int (o, "count", 1));
 
         if (j == lines->len)
           {

@@ -3,8 +3,9 @@
 """Generated trees and rule sets for the hybrid-view test (test-hybrid.sh).
 
   hybrid-gen.py tree BASE SEED     make a tree below BASE, print a policy file
-                                   (readonly = /, rules inside BASE) and then,
-                                   after a line "--", the paths to check
+                                   (readonly = /, rules inside BASE, BASE a
+                                   hybrid tree) and then, after a line "--",
+                                   the paths to check
   hybrid-gen.py probe PATH...      (run inside the sandbox) for each path:
                                    lstat, read (file contents or listing),
                                    write (open for writing, or create and
@@ -77,7 +78,7 @@ def gen(base, seed):
         link = os.path.join(d, "hardlink-%d" % seed)
         os.link(target, link)
         files.append(link)
-    print("[policy]\nprofile = none\n[filesystem]")
+    print("[policy]\nprofile = none\n[filesystem]\nhybrid-trees = %s" % base)
     for key in ("readonly", "writable", "deny-read", "deny-write"):
         if rules[key]:
             print("%s = %s" % (key, ";".join(rules[key])))

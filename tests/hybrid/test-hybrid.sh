@@ -3,12 +3,16 @@
 #
 # The hybrid view decides exactly as the pure view. For generated trees and
 # rule sets (hybrid-gen.py: literal, glob, recursive and floating deny-read
-# and deny-write rules, nested roots, a hard link to a denied file), the
-# same probe (lstat, read, write, a new name) runs through fsgate-run with
-# FSGATE_HYBRID=1 and FSGATE_HYBRID=0 and must print the same; both must
-# agree with `fsgate explain`; the directories explain marks [bound: DIR]
-# must be mount points inside the sandbox, and some must be (else the test
-# compares nothing).
+# and deny-write rules, nested roots, a hard link to a denied file; the
+# tree is a hybrid tree of the policy), the same probe (lstat, read, write,
+# a new name) runs through fsgate-run with FSGATE_HYBRID=1 and
+# FSGATE_HYBRID=0 and must print the same; both must agree with `fsgate
+# explain`; the directories explain marks [bound: DIR] must be mount points
+# inside the sandbox, and some must be (else the test compares nothing).
+# Then what a bind could expose that the view does not, each with a
+# positive control: host sockets and FIFOs (only hybrid trees are bound),
+# hard links out of a denied directory, a denied file's other name on an
+# overlayfs, a denied directory seen through another mount.
 export TMPDIR=/var/tmp # fsgate-run binds nothing below its private /tmp
 GEN="$(cd "$(dirname "$0")" && pwd)/hybrid-gen.py"
 . "$(dirname "$0")/../run/libtest.sh"
@@ -19,8 +23,18 @@ SEEDS=${HYBRID_SEEDS:-12}
 # bind every uniform tree (the default binds only the first 16, system
 # trees first), so that the generated trees are bound too
 export FSGATE_HYBRID_MAX=100000
-# the hybrid view is opt-in; this suite turns it on (and off where it says so)
+# on by default; set here so that no FSGATE_HYBRID of the caller's changes it
 export FSGATE_HYBRID=1
+
+mounted=()
+cleanup_mounts () {
+  local m
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" 2>/dev/null
+  done
+  _cleanup
+}
+trap cleanup_mounts EXIT
 
 # What explain's decision means for one probe line (see hybrid-gen.py).
 expected () { # ACCESS PROBE-LINE
@@ -104,13 +118,27 @@ check "default profile: the writable workspace is not bound" bash -c "! grep -qx
 out=$(FSGATE_HYBRID=0 run_fsg -- sh -c 'awk "{print \$5}" /proc/self/mountinfo' 2>/dev/null)
 check "FSGATE_HYBRID=0: /usr is served by the daemon" bash -c "! grep -qx /usr <<< '$out'"
 out=$(env -u FSGATE_HYBRID "$FSGATE_RUN" --quiet -- sh -c 'awk "{print \$5}" /proc/self/mountinfo' 2>/dev/null)
-check "FSGATE_HYBRID unset (the default): /usr is served by the daemon" bash -c "! grep -qx /usr <<< '$out'"
+check "FSGATE_HYBRID unset (the default): /usr is bound" grep -qx /usr <<< "$out"
+printf '[filesystem]\nhybrid = off\n' > "$TESTDIR/off.ini"
+out=$(run_fsg --policy "$TESTDIR/off.ini" -v -- sh -c 'awk "{print \$5}" /proc/self/mountinfo' 2>&1)
+check "hybrid = off in the policy: /usr is served by the daemon" bash -c "! grep -qx /usr <<< '$out'"
+check "... and -v says why" grep -q 'hybrid view off (the policy says hybrid = off)' <<< "$out"
+out=$(FSGATE_HYBRID=1 run_fsg --policy "$TESTDIR/off.ini" -- sh -c 'awk "{print \$5}" /proc/self/mountinfo' 2>&1)
+check "FSGATE_HYBRID=1 does not override hybrid = off" bash -c "! grep -qx /usr <<< '$out'"
+FSGATE_HYBRID=sometimes "$FSGATE_RUN" -- true 2> "$TESTDIR/err"
+is "FSGATE_HYBRID=sometimes: a usage error (2)" "$?" 2
+check "... that names the variable and the words it takes" grep -q "FSGATE_HYBRID='sometimes' is not one of 0, off" "$TESTDIR/err"
+"$FSGATE_RUN" --quiet --json "$TESTDIR/r.json" -- true
+is "the JSON report lists the bound directories" "$(json_get "$TESTDIR/r.json" "'/usr' in r['hybrid']['bound']")" True
+FSGATE_HYBRID=0 "$FSGATE_RUN" --quiet --json "$TESTDIR/r.json" -- true
+is "... and, with the hybrid view off, why" "$(json_get "$TESTDIR/r.json" "r['hybrid']")" "{'bound': [], 'off': 'FSGATE_HYBRID=0'}"
 out=$(run_fsg -- sh -c 'grep " /usr " /proc/self/mountinfo' 2>/dev/null)
 check "the bind of /usr is read-only, nosuid, nodev" grep -q ' ro,nosuid,nodev' <<< "$out"
 out=$(run_fsg -v -- true 2>&1)
 check "fsgate-run -v names what is bound" grep -q 'hybrid view: .* bound read-only (.*/usr' <<< "$out"
 out=$("$FSGATE_RUN" --doctor 2>&1)
 check "fsgate-run --doctor names what is bound" grep -q '^info  hybrid view: .* bound read-only (.*/usr' <<< "$out"
+check "... and found no host socket or FIFO below it" grep -q '^ok    hybrid view: no host socket or FIFO below the bound directories' <<< "$out"
 out=$(FSGATE_HYBRID_MAX=1 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
 check "FSGATE_HYBRID_MAX=1: 1 tree bound, the rest served" grep -q 'hybrid view: 1 host directory bound read-only (/[^ )]*).* more uniform directories served beyond the first 1 binds' <<< "$out"
 
@@ -144,8 +172,133 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 }
 out=$(no_open_tree "$FSGATE_RUN" -v -- sh -c 'grep -c " /usr " /proc/self/mountinfo; cat /etc/hostname >/dev/null && echo view-ok' 2>&1)
 check "open_tree refused by seccomp: hybrid view off with the reason, /usr served, the run works" \
-  grep -q 'hybrid view off: open_tree() is refused here' <<< "$out"
+  grep -q 'hybrid view off (open_tree() is refused here' <<< "$out"
 is "... and the command sees no bind" "$(grep -v '^fsgate-run' <<< "$out")" "0
 view-ok"
+
+# ---- What a bind could show that the view does not ------------------------
+
+# Host sockets and FIFOs. A uniform read-only directory outside the hybrid
+# trees holds a host process's listening Unix socket and a FIFO it reads.
+# Through the view a socket cannot be connected to and a FIFO is the view's
+# own (no reader); only hybrid trees are bound, so it stays that way.
+S=$TESTDIR/sockdir
+mkdir -p "$S"
+python3 - "$S" <<'PY' &
+import os, socket, sys
+d = sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+s.bind(d + "/host.sock")
+s.listen(8)
+os.mkfifo(d + "/host.fifo")
+r = os.open(d + "/host.fifo", os.O_RDONLY | os.O_NONBLOCK)
+open(d + "/ready", "w").close()
+while True:
+    s.accept()[0].close()
+PY
+track $!
+wait_for "$S/ready"
+probe_sock='
+import errno, os, socket, sys
+d, out = sys.argv[1], []
+try:
+    socket.socket(socket.AF_UNIX).connect(d + "/host.sock")
+    out.append("connect=OK")
+except OSError as e:
+    out.append("connect=" + errno.errorcode[e.errno])
+try:
+    os.close(os.open(d + "/host.fifo", os.O_WRONLY | os.O_NONBLOCK))
+    out.append("fifo=OK")
+except OSError as e:
+    out.append("fifo=" + errno.errorcode[e.errno])
+print(" ".join(out))'
+is "control: natively the host socket accepts and the FIFO has a reader" \
+  "$(python3 -c "$probe_sock" "$S")" "connect=OK fifo=OK"
+printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\n' > "$TESTDIR/sock.ini"
+for m in 1 0; do
+  is "FSGATE_HYBRID=$m: outside the hybrid trees the socket refuses and the FIFO has no reader" \
+    "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/sock.ini" -C / -- python3 -c "$probe_sock" "$S" 2>&1)" \
+    "connect=ECONNREFUSED fifo=ENXIO"
+done
+out=$("$FSGATE_RUN" --policy "$TESTDIR/sock.ini" -v -- true 2>&1)
+check "... the directory is not bound (it is no hybrid tree)" bash -c "! grep -q '$S' <<< '$out'"
+printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s\n' "$S" > "$TESTDIR/sock-tree.ini"
+out=$("$FSGATE_RUN" --policy "$TESTDIR/sock-tree.ini" --doctor 2>&1)
+check "a hybrid tree that holds them: --doctor warns, naming the socket" \
+  grep -q "^warn  hybrid view: .*$S/host.sock (socket)" <<< "$out"
+check "... and the FIFO" grep -q "^warn  hybrid view: .*$S/host.fifo (FIFO)" <<< "$out"
+
+# Hard links out of a denied directory: the view denies the other name of a
+# multiply-linked file below a literal deny-read directory by identity, so
+# nothing on that file system may be bound.
+L=$TESTDIR/links
+mkdir -p "$L/secret" "$L/tree/sub"
+echo key > "$L/secret/k"
+ln "$L/secret/k" "$L/tree/sub/k2"
+printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s/tree\n' "$L" > "$TESTDIR/l0.ini"
+cp "$TESTDIR/l0.ini" "$TESTDIR/l1.ini"
+printf 'deny-read = %s/secret\n' "$L" >> "$TESTDIR/l1.ini"
+check "control: without the deny, the tree is bound" \
+  grep -q "\[bound: $L/tree\]" <<< "$("$FSGATE" explain --policy "$TESTDIR/l0.ini" "$L/tree/sub/k2")"
+is "... and the link is readable" "$(run_fsg --policy "$TESTDIR/l0.ini" -C / -- cat "$L/tree/sub/k2" 2>&1)" key
+out=$("$FSGATE_RUN" --policy "$TESTDIR/l1.ini" -v -- true 2>&1)
+check "deny-read of the directory: the tree is served, and -v says why" \
+  grep -q "$L/tree (on the file system of denied '$L/secret', which holds 1 file with more than one link" <<< "$out"
+for m in 1 0; do
+  is "FSGATE_HYBRID=$m: the other name of the file is denied" \
+    "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/l1.ini" -C / -- sh -c "cat $L/tree/sub/k2 >/dev/null 2>&1 || echo refused")" refused
+done
+
+# A denied file's other name on an overlayfs with its layers on two file
+# systems: the file reports the lower layer's st_dev, its directory the
+# overlay's; only the super block says they are one file system.
+O=$TESTDIR/ov
+mkdir -p "$O/lower" "$O/upper" "$O/merged"
+if mount -t tmpfs fsgate-test-lower "$O/lower" && mounted+=("$O/lower") &&
+   mount -t tmpfs fsgate-test-upper "$O/upper" && mounted+=("$O/upper") &&
+   mkdir -p "$O/lower/l/pub" "$O/upper/u" "$O/upper/w" &&
+   echo secret > "$O/lower/l/s" && ln "$O/lower/l/s" "$O/lower/l/pub/s2" &&
+   mount -t overlay fsgate-test-ov -o "lowerdir=$O/lower/l,upperdir=$O/upper/u,workdir=$O/upper/w" "$O/merged" &&
+   mounted+=("$O/merged"); then
+  check "control: the file and its directory report different devices on this overlay" \
+    test "$(stat -c %d "$O/merged/s")" != "$(stat -c %d "$O/merged/pub")"
+  printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s/merged/pub\n' "$O" > "$TESTDIR/o0.ini"
+  cp "$TESTDIR/o0.ini" "$TESTDIR/o1.ini"
+  printf 'deny-read = %s/merged/s\n' "$O" >> "$TESTDIR/o1.ini"
+  check "control: without the deny, the overlay directory is bound" \
+    grep -q "\[bound: $O/merged/pub\]" <<< "$("$FSGATE" explain --policy "$TESTDIR/o0.ini" "$O/merged/pub/s2")"
+  out=$("$FSGATE_RUN" --policy "$TESTDIR/o1.ini" -v -- true 2>&1)
+  check "deny-read of the file: the overlay directory is served, and -v says why" \
+    grep -q "$O/merged/pub (on the file system of denied '$O/merged/s', which has 2 links" <<< "$out"
+  for m in 1 0; do
+    is "FSGATE_HYBRID=$m: the other name on the overlay is denied" \
+      "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/o1.ini" -C / -- sh -c "cat $O/merged/pub/s2 >/dev/null 2>&1 || echo refused")" refused
+  done
+else
+  not_ok "an overlayfs of two tmpfs could be mounted (the kernel has overlay: $(grep -cw overlay /proc/filesystems))"
+fi
+
+# A denied directory seen through another mount of its file system: the
+# bind would show it, the view denies it by identity.
+B=$TESTDIR/bm
+mkdir -p "$B/real/secret" "$B/alias"
+echo hidden > "$B/real/secret/f"
+if mount --bind "$B/real" "$B/alias" && mounted+=("$B/alias"); then
+  printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s/alias\n' "$B" > "$TESTDIR/b0.ini"
+  cp "$TESTDIR/b0.ini" "$TESTDIR/b1.ini"
+  printf 'deny-read = %s/real/secret\n' "$B" >> "$TESTDIR/b1.ini"
+  is "control: without the deny, the other mount is bound and shows the file" \
+    "$(run_fsg --policy "$TESTDIR/b0.ini" -C / -- sh -c "grep -c ' $B/alias ' /proc/self/mountinfo; cat $B/alias/secret/f")" "1
+hidden"
+  out=$("$FSGATE_RUN" --policy "$TESTDIR/b1.ini" -v -- true 2>&1)
+  check "deny-read of the directory: the other mount is served, and -v says why" \
+    grep -q "$B/alias (denied '$B/real/secret' is reachable below it" <<< "$out"
+  for m in 1 0; do
+    is "FSGATE_HYBRID=$m: the denied directory is refused through the other mount" \
+      "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/b1.ini" -C / -- sh -c "cat $B/alias/secret/f >/dev/null 2>&1 || echo refused")" refused
+  done
+else
+  not_ok "a bind mount could be made for the identity case"
+fi
 
 done_testing

@@ -69,11 +69,19 @@ static const ErrorCase error_cases[] = {
     "pol.ini:2: unknown group [bogus] (known: [policy], [filesystem]" },
   { "unknown-key", "[filesystem]\nreadonly = /\nwriteable = /tmp\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:3: unknown key 'writeable' in [filesystem] (known: writable, readonly, deny-read, "
-    "deny-write, secret-names, hide-denied, git, devices, setid)" },
+    "deny-write, secret-names, hide-denied, git, devices, setid, hybrid, hybrid-trees)" },
   { "bad-devices", "[filesystem]\ndevices = yes\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
     "pol.ini:2: key 'devices' in [filesystem]: 'yes' is not one of refuse, allow" },
   { "bad-setid", "[filesystem]\nsetid = Keep\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
     "pol.ini:2: key 'setid' in [filesystem]: 'Keep' is not one of strip, keep" },
+  { "bad-hybrid", "[filesystem]\nhybrid = maybe\n", AT_ADD, FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'hybrid' in [filesystem]: 'maybe' is not a boolean" },
+  { "hybrid-tree-relative", "[filesystem]\nhybrid-trees = /opt/a;opt/b\n", AT_ADD,
+    FSG_POLICY_ERROR_RELATIVE_PATH,
+    "pol.ini:2: key 'hybrid-trees' in [filesystem]: 'opt/b' is not an absolute path" },
+  { "hybrid-tree-root", "[filesystem]\nhybrid-trees = /opt/../\n", AT_ADD,
+    FSG_POLICY_ERROR_INVALID_VALUE,
+    "pol.ini:2: key 'hybrid-trees' in [filesystem]: '/' cannot be a hybrid tree" },
   { "unknown-key-in-other-group", "[network]\ntimeout = 1s\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
     "pol.ini:2: unknown key 'timeout' in [network] (known: allow)" },
   { "localised-key", "[network]\nallow[de] = true\n", AT_ADD, FSG_POLICY_ERROR_UNKNOWN_KEY,
@@ -714,6 +722,7 @@ test_settings (void)
                                               "[policy]\nprofile = none\n"
                                               "[network]\nallow = yes\n"
                                               "[filesystem]\nhide-denied = 1\ndevices = allow\nsetid = keep\n"
+                                              "hybrid = Off\nhybrid-trees = /opt/b;~/sdk/;/opt/a\n"
                                               "[process]\ntimeout = 1m30s\nkill-after = 500ms\n"
                                               "[output]\noutput-cap = 64KiB\n",
                                               -1, &error));
@@ -722,6 +731,27 @@ test_settings (void)
   g_assert_no_error (error);
   if (policy == NULL)
     return;
+  {
+    const char *why = NULL;
+    const char *const *trees = fsg_policy_hybrid_trees (policy);
+    g_autofree char *sdk = g_build_filename (g_get_home_dir (), "sdk", NULL);
+    gboolean a = FALSE, b2 = FALSE, s2 = FALSE, usr = FALSE;
+
+    g_unsetenv ("FSGATE_HYBRID");
+    g_assert_false (fsg_policy_hybrid_enabled (policy, &why));
+    g_assert_cmpstr (why, ==, "the policy says hybrid = off");
+    /* the system trees and the listed ones, sorted */
+    for (guint i = 0; trees[i] != NULL; i++)
+      {
+        if (i > 0)
+          g_assert_cmpstr (trees[i - 1], <, trees[i]);
+        a |= strcmp (trees[i], "/opt/a") == 0;
+        b2 |= strcmp (trees[i], "/opt/b") == 0;
+        usr |= strcmp (trees[i], "/usr") == 0;
+        s2 |= g_str_has_suffix (trees[i], "/sdk");
+      }
+    g_assert_true (a && b2 && usr && s2);
+  }
   g_assert_true (fsg_policy_network_allowed (policy));
   g_assert_true (fsg_policy_hide_denied (policy));
   g_assert_true (fsg_policy_devices_allowed (policy));
@@ -778,6 +808,18 @@ test_defaults (void)
   g_assert_false (fsg_policy_hide_denied (policy));
   g_assert_false (fsg_policy_devices_allowed (policy));
   g_assert_false (fsg_policy_setid_kept (policy));
+  /* the hybrid view is on unless FSGATE_HYBRID turns it off */
+  g_unsetenv ("FSGATE_HYBRID");
+  g_assert_true (fsg_policy_hybrid_enabled (policy, NULL));
+  g_setenv ("FSGATE_HYBRID", "0", TRUE);
+  g_assert_false (fsg_policy_hybrid_enabled (policy, NULL));
+  g_setenv ("FSGATE_HYBRID", "On", TRUE);
+  g_assert_true (fsg_policy_hybrid_enabled (policy, NULL));
+  g_assert_true (fsg_policy_hybrid_env_check (NULL));
+  g_setenv ("FSGATE_HYBRID", "sometimes", TRUE);
+  g_assert_false (fsg_policy_hybrid_enabled (policy, NULL));
+  g_assert_false (fsg_policy_hybrid_env_check (NULL));
+  g_unsetenv ("FSGATE_HYBRID");
   g_assert_cmpuint (fsg_policy_timeout_ms (policy), ==, 0);
   g_assert_cmpuint (fsg_policy_kill_after_ms (policy), ==, 2000);
   g_assert_cmpuint (fsg_policy_output_cap (policy), ==, 1024 * 1024);
@@ -990,6 +1032,8 @@ static const RoundTrip round_trips[] = {
     "[environment]\ninherit = all\nexclude = AWS_*;*_PASSWORD\nset = A=1;B=x=y;C=$HOME\n"
     "include-only = PATH;LC_*;A\n" },
   { "dollars", "none", "[filesystem]\nreadonly = @T/d$$x\ndeny-read = /cost$$/*.csv;x$$$$y\n" },
+  { "hybrid", "none",
+    "[filesystem]\nreadonly = /\nhybrid = off\nhybrid-trees = /opt/tool$$chain;~/sdk;/nix/store/;/opt/a/../b\n" },
   { "shadowed-roots", "none", "[filesystem]\nreadonly = @T/rw;@T/ro\nwritable = @T/rw\n" },
   { "layered", "workspace-write",
     "[filesystem]\nreadonly = @T/ro\ndeny-write = ${CWD}/build\n[process]\ntimeout = 10s\n" },
