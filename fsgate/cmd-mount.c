@@ -204,9 +204,10 @@ write_stats (FsgFs *fs, const StatsOut *out, gint64 started)
   fsg_fs_get_stats (fs, &stats);
   table = fsg_fs_stats_format (&stats);
   text = g_strdup_printf ("fsgate mount: %" G_GUINT64_FORMAT " requests in %.3f s served, %" G_GUINT64_FORMAT
-                          " denied; data path: %s\n%s",
+                          " denied; data path: %s; directory operations: %s\n%s",
                           stats.requests, (g_get_monotonic_time () - started) / 1e6, stats.denials,
-                          stats.passthrough ? "kernel passthrough" : "through the daemon", table);
+                          stats.passthrough ? "kernel passthrough" : "through the daemon",
+                          stats.parallel_dirops ? "parallel" : "one at a time per directory", table);
   len = strlen (text);
   if (!out->own)
     r = fsg_write_all (out->fd, text, len);

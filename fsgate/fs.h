@@ -178,6 +178,7 @@ typedef struct
   guint64 op_ns[FSG_FS_N_OPS];
   guint64 passthrough_opens; /* opens handed to the kernel's passthrough */
   gboolean passthrough;      /* negotiated with the kernel */
+  gboolean parallel_dirops;  /* lookups and readdirs in one directory run in parallel */
   gboolean file_handles;     /* evicted inodes of some root's mount are
                               * reopened by file handle (else by name):
                               * CAP_DAC_READ_SEARCH and a filesystem that

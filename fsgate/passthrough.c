@@ -15,6 +15,14 @@
  * writes run with the daemon's credentials (CAP_FSETID) and would not clear
  * them.
  *
+ * The same custom io patches the INIT reply of every daemon, root or not,
+ * with FUSE_PARALLEL_DIROPS when the kernel offers it: libfuse 3.14 asks
+ * for it by default (FUSE_CAP_PARALLEL_DIROPS is in conn->want) but never
+ * puts it into the reply, so the kernel would serialize every lookup and
+ * readdir in a directory (one mutex per directory inode). The daemon's
+ * lookups are safe in parallel (the inode table is taken under fs->lock,
+ * and the VFS never runs two lookups of one name at once).
+ *
  * Which reply to patch: the worker thread that read a request is the one
  * that handles and answers it (libfuse's loop, no splice with custom io),
  * so pt_read() notes the request's unique id in a thread-local, op_open /
@@ -38,6 +46,7 @@
 /* From <linux/fuse.h> 7.40+ (Debian 12's copy is 7.38). */
 #define FSG_FUSE_INIT 26
 #define FSG_FUSE_INIT_EXT (1u << 30)
+#define FSG_FUSE_PARALLEL_DIROPS (1u << 18)
 #define FSG_FUSE_WRITEBACK_CACHE (1u << 16)
 #define FSG_FUSE_PASSTHROUGH_FLAGS2 (1u << 5) /* FUSE_PASSTHROUGH = 1ULL << 37 */
 #define FSG_FOPEN_DIRECT_IO (1u << 0)
@@ -130,6 +139,7 @@ pt_read (int fd, void *buf, size_t len, void *userdata)
           guint32 flags2 = get32 (buf, IN_HDR_LEN + INIT_IN_FLAGS2);
 
           fs->pt_init_unique = unique;
+          fs->init_flags = flags;
           fs->pt_offered = (flags & FSG_FUSE_INIT_EXT) && (flags2 & FSG_FUSE_PASSTHROUGH_FLAGS2);
         }
     }
@@ -147,20 +157,30 @@ pt_writev (int fd, struct iovec *iov, int count, void *userdata)
     goto out;
   memcpy (&unique, (char *) iov[0].iov_base + 8, sizeof unique);
 
-  if (unique == fs->pt_init_unique && fs->passthrough && iov[1].iov_len >= INIT_OUT_STACK + 4)
+  if (unique == fs->pt_init_unique && fs->pt_init_unique != 0 && iov[1].iov_len > INIT_OUT_FLAGS + 4)
     {
       void *init = iov[1].iov_base;
 
       fs->pt_init_unique = 0;
-      put32 (init, INIT_OUT_FLAGS,
-             (get32 (init, INIT_OUT_FLAGS) | FSG_FUSE_INIT_EXT) & ~FSG_FUSE_WRITEBACK_CACHE);
-      put32 (init, INIT_OUT_FLAGS2, get32 (init, INIT_OUT_FLAGS2) | FSG_FUSE_PASSTHROUGH_FLAGS2);
-      put32 (init, INIT_OUT_STACK, 1);
+      if (fs->init_flags & FSG_FUSE_PARALLEL_DIROPS)
+        {
+          put32 (init, INIT_OUT_FLAGS, get32 (init, INIT_OUT_FLAGS) | FSG_FUSE_PARALLEL_DIROPS);
+          fs->parallel_dirops = TRUE;
+        }
+      if (fs->passthrough && iov[1].iov_len >= INIT_OUT_STACK + 4)
+        {
+          put32 (init, INIT_OUT_FLAGS,
+                 (get32 (init, INIT_OUT_FLAGS) | FSG_FUSE_INIT_EXT) & ~FSG_FUSE_WRITEBACK_CACHE);
+          put32 (init, INIT_OUT_FLAGS2, get32 (init, INIT_OUT_FLAGS2) | FSG_FUSE_PASSTHROUGH_FLAGS2);
+          put32 (init, INIT_OUT_STACK, 1);
+        }
       goto out;
     }
 
+  if (fs->pt_pending == NULL)
+    goto out; /* no passthrough: only INIT is patched */
   g_mutex_lock (&fs->pt_lock);
-  if (fs->pt_pending != NULL && g_hash_table_size (fs->pt_pending) > 0 &&
+  if (g_hash_table_size (fs->pt_pending) > 0 &&
       g_hash_table_lookup_extended (fs->pt_pending, &unique, NULL, &v))
     g_hash_table_remove (fs->pt_pending, &unique);
   g_mutex_unlock (&fs->pt_lock);
@@ -190,9 +210,8 @@ fsg_passthrough_install (FsgFs *fs)
     .writev = pt_writev,
   };
 
-  if (!fs->pt_want)
-    return TRUE;
-  fs->pt_pending = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  if (fs->pt_want)
+    fs->pt_pending = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   fs->pt_fuse_fd = fuse_session_fd (fs->se);
   if (fuse_session_custom_io (fs->se, &io, fs->pt_fuse_fd) != 0)
     {

@@ -89,7 +89,7 @@ end=$(date +%s)
 kill -TERM "$DAEMON" 2> /dev/null
 wait "$DAEMON" 2> /dev/null
 DAEMON=
-data_path=$(sed -n 's/.*data path: \(.*\)$/\1/p' "$W/stats" | head -1)
+data_path=$(sed -n 's/.*data path: \([^;]*\).*$/\1/p' "$W/stats" | head -1)
 
 # "FILE (Wstat: ... Tests: N Failed: M)" then "  Failed tests:  1, 3-5", and
 # "Parse errors: ..." for a file that died or planned differently.
