@@ -225,6 +225,7 @@ struct _FsgFs
   guint64 pt_init_unique;   /* the INIT request, whose reply the custom io patches */
   guint32 init_flags;       /* the flags the kernel offered in INIT */
   gboolean parallel_dirops; /* FUSE_PARALLEL_DIROPS given to the kernel (passthrough.c) */
+  gboolean handle_killpriv; /* FUSE_HANDLE_KILLPRIV given: the host clears set-id bits */
   int pt_fuse_fd;
   GMutex pt_lock;           /* a leaf: never taken together with fs->lock */
   GHashTable *pt_pending;   /* request unique -> backing id, until the reply */

@@ -598,6 +598,7 @@ fsg_fs_get_stats (FsgFs *fs, FsgFsStats *out_stats)
     }
   st.passthrough = fs->passthrough;
   st.parallel_dirops = fs->parallel_dirops;
+  st.handle_killpriv = fs->handle_killpriv;
   st.file_handles = g_hash_table_size (fs->mount_fds) > 0; /* immutable */
   g_mutex_lock (&fs->pt_lock);
   st.passthrough_opens = fs->pt_opens;

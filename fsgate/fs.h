@@ -179,6 +179,7 @@ typedef struct
   guint64 passthrough_opens; /* opens handed to the kernel's passthrough */
   gboolean passthrough;      /* negotiated with the kernel */
   gboolean parallel_dirops;  /* lookups and readdirs in one directory run in parallel */
+  gboolean handle_killpriv;  /* the host clears set-id bits (no GETATTR before a chown) */
   gboolean file_handles;     /* evicted inodes of some root's mount are
                               * reopened by file handle (else by name):
                               * CAP_DAC_READ_SEARCH and a filesystem that

@@ -790,12 +790,15 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
     {
       if (inode->type != S_IFREG)
         return reply_err (req, inode->type == S_IFDIR ? -EISDIR : -EINVAL);
+      /* As the caller under host checks: the host then clears set-id bits
+       * as it would for the caller, which FUSE_HANDLE_KILLPRIV leaves to
+       * the daemon (passthrough.c). */
       if (fi)
-        r = ftruncate (fi->fh, attr->st_size); /* opened for writing */
+        r = CHECKED_AS_CALLER (fs, req, ftruncate (fi->fh, attr->st_size)); /* opened for writing */
       else
         {
           fsg_autofd int wfd = FD_RETRY (fs, CHECKED_AS_CALLER (fs, req, open (proc, O_WRONLY | O_CLOEXEC)));
-          r = wfd < 0 ? -1 : ftruncate (wfd, attr->st_size);
+          r = wfd < 0 ? -1 : CHECKED_AS_CALLER (fs, req, ftruncate (wfd, attr->st_size));
         }
       if (r < 0)
         return reply_err (req, -errno);

@@ -16,12 +16,21 @@
  * them.
  *
  * The same custom io patches the INIT reply of every daemon, root or not,
- * with FUSE_PARALLEL_DIROPS when the kernel offers it: libfuse 3.14 asks
- * for it by default (FUSE_CAP_PARALLEL_DIROPS is in conn->want) but never
- * puts it into the reply, so the kernel would serialize every lookup and
- * readdir in a directory (one mutex per directory inode). The daemon's
- * lookups are safe in parallel (the inode table is taken under fs->lock,
- * and the VFS never runs two lookups of one name at once).
+ * with what libfuse 3.14 asks for by default (in conn->want) but never puts
+ * into the reply:
+ *  - FUSE_PARALLEL_DIROPS, when the kernel offers it; else the kernel
+ *    serializes every lookup and readdir in a directory (one mutex per
+ *    directory inode). The daemon's lookups are safe in parallel (the
+ *    inode table is taken under fs->lock, and the VFS never runs two
+ *    lookups of one name at once).
+ *  - FUSE_HANDLE_KILLPRIV, only when the host checks every call as the
+ *    caller and the writeback cache is off (fsgate-run as root, with
+ *    kernel passthrough): chown, truncate and writes of set-id files then
+ *    run as the caller (ops.c), so the host clears set-id bits exactly as
+ *    natively, and the kernel no longer sends a GETATTR before each chown
+ *    to compute the bits itself (tar and cp -a as root: one round trip a
+ *    file). With the writeback cache the kernel writes later as the
+ *    daemon, so it keeps clearing them itself.
  *
  * Which reply to patch: the worker thread that read a request is the one
  * that handles and answers it (libfuse's loop, no splice with custom io),
@@ -47,6 +56,7 @@
 #define FSG_FUSE_INIT 26
 #define FSG_FUSE_INIT_EXT (1u << 30)
 #define FSG_FUSE_PARALLEL_DIROPS (1u << 18)
+#define FSG_FUSE_HANDLE_KILLPRIV (1u << 19)
 #define FSG_FUSE_WRITEBACK_CACHE (1u << 16)
 #define FSG_FUSE_PASSTHROUGH_FLAGS2 (1u << 5) /* FUSE_PASSTHROUGH = 1ULL << 37 */
 #define FSG_FOPEN_DIRECT_IO (1u << 0)
@@ -166,6 +176,11 @@ pt_writev (int fd, struct iovec *iov, int count, void *userdata)
         {
           put32 (init, INIT_OUT_FLAGS, get32 (init, INIT_OUT_FLAGS) | FSG_FUSE_PARALLEL_DIROPS);
           fs->parallel_dirops = TRUE;
+        }
+      if ((fs->init_flags & FSG_FUSE_HANDLE_KILLPRIV) && fs->host_checks && !fs->writeback)
+        {
+          put32 (init, INIT_OUT_FLAGS, get32 (init, INIT_OUT_FLAGS) | FSG_FUSE_HANDLE_KILLPRIV);
+          fs->handle_killpriv = TRUE;
         }
       if (fs->passthrough && iov[1].iov_len >= INIT_OUT_STACK + 4)
         {
