@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <time.h>
 
 static gboolean
 throw_errno_va (GError **error, int errsv, const char *fmt, va_list ap)
@@ -140,4 +141,53 @@ fsg_pseudo_fs_name (int fd)
     case BPF_FS_MAGIC: return "bpf";
     default: return NULL;
     }
+}
+
+static gboolean trace_on;
+static struct timespec trace_t0;
+
+void
+fsg_trace_start (void)
+{
+  const char *v = g_getenv ("FSGATE_TRACE_START");
+
+  trace_on = v != NULL && strcmp (v, "1") == 0;
+  clock_gettime (CLOCK_MONOTONIC, &trace_t0);
+}
+
+void
+fsg_trace (const char *who, const char *what)
+{
+  struct timespec now;
+  char buf[160], num[24];
+  gsize n = 0, k = 0;
+  gint64 us;
+  int errsv = errno;
+
+  if (!trace_on)
+    return;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  us = (now.tv_sec - trace_t0.tv_sec) * G_USEC_PER_SEC + (now.tv_nsec - trace_t0.tv_nsec) / 1000;
+  /* "+MS.mmm": no printf here (async-signal-safe) */
+  do
+    num[k++] = (char) ('0' + us % 10);
+  while ((us /= 10) > 0 || k < 4);
+#define PUT(c) do { if (n < sizeof buf - 1) buf[n++] = (c); } while (0)
+  for (const char *p = "fsgate-trace: +"; *p; p++)
+    PUT (*p);
+  while (k > 3)
+    PUT (num[--k]);
+  PUT ('.');
+  while (k > 0)
+    PUT (num[--k]);
+  PUT (' ');
+  for (const char *p = who; *p; p++)
+    PUT (*p);
+  PUT (' ');
+  for (const char *p = what; *p; p++)
+    PUT (*p);
+  PUT ('\n');
+#undef PUT
+  (void) fsg_write_all (2, buf, n);
+  errno = errsv;
 }

@@ -62,6 +62,14 @@ int fsg_write_all (int fd, const void *buf, size_t len);
  * records: the daemon's and the runner's both come from here. (transfer full) */
 char *fsg_read_comm (pid_t pid);
 
+/* Start-up tracing for profiling fsgate-run (FSGATE_TRACE_START=1): each
+ * process of a run writes "fsgate-trace: +MS.mmm WHO WHAT" to its stderr at
+ * the points of its start, with one clock for all (set by
+ * fsg_trace_start() in R and inherited across fork). Async-signal-safe;
+ * one branch when off. */
+void fsg_trace_start (void);
+void fsg_trace (const char *who, const char *what);
+
 /* "procfs", "sysfs", "debugfs", "tracefs", "securityfs" or "bpf" when @fd is
  * on such a kernel pseudo file system (they describe the host's processes
  * and kernel, never files), else NULL. */

@@ -1185,3 +1185,14 @@ fsg_path_state_describe (const FsgPolicy *policy, const FsgPathState *state)
   return g_strdup_printf ("%s %s (%s)", fsg_rule_kind_to_key (rule->kind),
                           rule->pattern, rule->origin);
 }
+
+FsgPathState
+fsg_policy_walk (const FsgPolicy *policy, const char *path)
+{
+  FsgPathState s = fsg_policy_root_state (policy);
+  g_auto (GStrv) names = fsg_path_split (path);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    s = fsg_policy_child_state (policy, &s, names[i]);
+  return s;
+}

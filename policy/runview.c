@@ -33,7 +33,7 @@ fsg_policy_run_private_tmp (const FsgPolicy *policy)
           r->pub.path != NULL && strcmp (r->pub.path, "/tmp") == 0)
         return FALSE; /* the host's /tmp itself, as asked */
     }
-  return fsg_policy_decide (policy, "/tmp").access != FSG_ACCESS_RW;
+  return fsg_policy_walk (policy, "/tmp").access != FSG_ACCESS_RW;
 }
 
 char **
@@ -90,7 +90,7 @@ fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf, char 
 
   if (!policy->network || lstat (resolv_conf, &st) < 0 || !S_ISLNK (st.st_mode))
     return FALSE;
-  if (fsg_policy_decide (policy, resolv_conf).access < FSG_ACCESS_RO)
+  if (fsg_policy_walk (policy, resolv_conf).access < FSG_ACCESS_RO)
     return FALSE;
   /* the link, resolved once and lexically: never a chain of links */
   link = g_file_read_link (resolv_conf, NULL);
@@ -102,12 +102,12 @@ fsg_policy_run_resolver (const FsgPolicy *policy, const char *resolv_conf, char 
     known = strcmp (target, fsg_policy_resolver_paths[i]) == 0;
   if (!known)
     return FALSE;
-  if (fsg_policy_decide (policy, target).access >= FSG_ACCESS_RO)
+  if (fsg_policy_walk (policy, target).access >= FSG_ACCESS_RO)
     return FALSE; /* the view shows it already */
   /* denied by the deny of /run alone ("/run", and the profiles'
    * "/var/run/ *", which is "/run/ *" through the /var/run link), not by a rule
    * naming it, a directory on its way or its name */
-  run = fsg_policy_decide (policy, "/run");
+  run = fsg_policy_walk (policy, "/run");
   if (run.access != FSG_ACCESS_DENY || run.rule == NULL || strcmp (run.rule->pattern, "/run") != 0 ||
       fsg_policy_deny_read_other (policy, target, run_denies) != NULL)
     return FALSE;
@@ -161,7 +161,7 @@ fsg_policy_run_place (const FsgPolicy *policy, const char *path, FsgAccess *out_
       }
     for (guint i = 0; runtime_dirs[i]; i++)
       if (within (path, runtime_dirs[i]) &&
-          fsg_policy_decide (policy, runtime_dirs[i]).access == FSG_ACCESS_DENY)
+          fsg_policy_walk (policy, runtime_dirs[i]).access == FSG_ACCESS_DENY)
         {
           *out_access = strcmp (path, runtime_dirs[i]) == 0 ? FSG_ACCESS_RO : FSG_ACCESS_ABSENT;
           *out_why = g_strdup_printf ("%s: the policy denies %s; fsgate-run shows an empty "

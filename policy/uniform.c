@@ -692,18 +692,6 @@ open_no_symlinks (const char *path)
   return (int) syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 }
 
-/* The incremental state of the absolute, normalised @path. */
-static FsgPathState
-state_of (const FsgPolicy *policy, const char *path)
-{
-  FsgPathState s = fsg_policy_root_state (policy);
-  g_auto (GStrv) names = fsg_path_split (path);
-
-  for (guint i = 0; names[i] != NULL && s.access != FSG_ACCESS_ABSENT; i++)
-    s = fsg_policy_child_state (policy, &s, names[i]);
-  return s;
-}
-
 static void
 add_deny_targets (Plan *plan)
 {
@@ -759,7 +747,7 @@ fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
 
   for (guint i = 0; trees[i] != NULL; i++)
     {
-      FsgPathState state = state_of (policy, trees[i]);
+      FsgPathState state = fsg_policy_walk (policy, trees[i]);
       DirInfo info;
       int fd;
 

@@ -152,7 +152,7 @@ fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_dir,
 
   for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
     {
-      if (fsg_policy_decide (policy, dirs[i]).access != FSG_ACCESS_DENY)
+      if (fsg_policy_walk (policy, dirs[i]).access != FSG_ACCESS_DENY)
         continue;
       g_ptr_array_add (out_stubs, g_strdup (dirs[i]));
       step (&p, FSG_STEP_MOUNT, FSG_STAGE_MOUNT_TMP, "fsgate-empty", in_view (&p, dirs[i]),

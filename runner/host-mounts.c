@@ -69,7 +69,7 @@ host_flags_clear (gpointer data)
 static gboolean
 skip_place (const FsgPolicy *policy, const char *path, gboolean private_tmp)
 {
-  return excluded (path, private_tmp) || fsg_policy_decide (policy, path).access == FSG_ACCESS_DENY;
+  return excluded (path, private_tmp) || fsg_policy_walk (policy, path).access == FSG_ACCESS_DENY;
 }
 
 GArray *

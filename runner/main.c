@@ -97,7 +97,11 @@ main (int argc, char **argv)
     { NULL }
   };
 
-  setlocale (LC_ALL, "");
+  fsg_trace_start ();
+  fsg_trace ("R", "start");
+  /* the character set only: messages are English, and loading every
+   * category of the locale costs a dozen file opens at each start */
+  setlocale (LC_CTYPE, "");
   opt_pass_fds = g_array_new (FALSE, FALSE, sizeof (int));
 
   context = g_option_context_new ("[--] COMMAND [ARG...]");
@@ -211,6 +215,7 @@ main (int argc, char **argv)
     }
   fsg_policy_options_set_protect_files (popts, TRUE);
   policy = fsg_policy_options_build (popts, &error);
+  fsg_trace ("R", "policy built");
   if (policy == NULL)
     {
       g_printerr ("fsgate-run: %s\n", error->message);
@@ -221,7 +226,7 @@ main (int argc, char **argv)
    * default profile makes the current directory writable, and run from "/"
    * that is the whole host. */
   {
-    FsgPathState top = fsg_policy_decide (policy, "/");
+    FsgPathState top = fsg_policy_walk (policy, "/");
     if (top.access == FSG_ACCESS_RW)
       {
         g_autofree char *why = fsg_path_state_describe (policy, &top);
@@ -266,6 +271,7 @@ main (int argc, char **argv)
    * which it could reach through a container's /proc (docs/security.md). */
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   status = fsg_run (&ro);
+  fsg_trace ("R", "done");
   g_array_unref (opt_pass_fds);
   return status;
 }

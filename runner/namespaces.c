@@ -398,6 +398,7 @@ command_main (const FsgSandboxSpec *spec, int pty_slave)
     fail (spec, FSG_STAGE_CLOSE_FDS, -r);
   if ((r = drop_capabilities (spec)) < 0)
     fail (spec, FSG_STAGE_CAPS, -r);
+  fsg_trace ("C", "exec");
   /* Should be the last thing before execve(). */
   if ((r = load_seccomp (spec)) < 0)
     fail (spec, FSG_STAGE_SECCOMP, -r);
@@ -600,7 +601,9 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
    * keep capabilities it will not have. */
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
 
+  fsg_trace ("I", "start");
   run_steps (spec);
+  fsg_trace ("I", "mounts made");
   {
     guint bad;
     int r = fsg_hybrid_bind_async_signal_safe (spec, &bad);
@@ -609,6 +612,7 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
       fail (spec, FSG_STAGE_HYBRID, -r);
   }
 
+  fsg_trace ("I", "binds made");
   if (chdir (spec->view_dir) < 0)
     fail (spec, FSG_STAGE_PIVOT, errno);
   if (syscall (SYS_pivot_root, ".", ".") < 0)
@@ -648,6 +652,7 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
   for (gsize i = 0; i < G_N_ELEMENTS (forwarded); i++)
     sigaction (forwarded[i], &sa, NULL);
 
+  fsg_trace ("I", "pivoted; fork C");
   child = fork ();
   if (child < 0)
     fail (spec, FSG_STAGE_FORK_CMD, errno);
@@ -678,6 +683,8 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
         {
           FsgCtlMsg msg = { FSG_MSG_STATUS, 0, 0, status };
 
+          fsg_trace ("I", "C reaped");
+
           init_child_pid = 0;
           fsg_ctl_send (spec->ctl_fd, &msg, -1);
           /* Our exit kills every other process of the namespace. */
@@ -695,6 +702,7 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
   pid_t init;
   int s_alive[2];
 
+  fsg_trace ("S", "start");
   die_with_parent (spec, spec->runner_pid);
   prctl (PR_SET_NAME, "fsgate-setup", 0, 0, 0);
   /* R is not dumpable, so neither are we: the id maps need our /proc/PID
@@ -741,6 +749,7 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
     }
   if (mount ("fsgate", spec->view_dir, "fuse", MS_NOSUID | MS_NODEV, spec->fuse_data) < 0)
     fail (spec, FSG_STAGE_MOUNT_FUSE, errno);
+  fsg_trace ("S", "FUSE mounted");
   {
     FsgCtlMsg msg = { FSG_MSG_FUSE_FD, 0, 0, 0 };
     int r = fsg_ctl_send (spec->ctl_fd, &msg, spec->fuse_fd_num);
@@ -750,6 +759,7 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
   close (spec->fuse_fd_num);
 
   wait_for (spec, FSG_MSG_GO, FSG_STAGE_WAIT_GO);
+  fsg_trace ("S", "GO; fork I");
 
   proc_pidns_err = fsg_proc_fallback_pidns_ok_async_signal_safe ();
   if (unshare (CLONE_NEWPID) < 0)

@@ -79,6 +79,7 @@ typedef struct
   int pty_master;
   int reserved_fd;
   int report_dirfd; /* --json FILE: its directory, opened before the command starts */
+  int daemon_ready_rd; /* the daemon's "ok" (or its error), until it came */
   char *report_name; /* and its last component */
 
   pid_t setup_pid, init_pid, daemon_pid;
@@ -381,13 +382,16 @@ daemon_main (FsgRun *run, int fuse_fd, int audit_wr, int ready_wr)
   fo.uid_map = run->spec.uid_map; /* which owners the kernel lets the sandbox write */
   fo.gid_map = run->spec.gid_map;
 
+  fsg_trace ("D", "start");
   fs = fsg_fs_new (run->policy, &fo, &error);
+  fsg_trace ("D", "fs made");
   if (fs == NULL || !fsg_fs_take_fuse_fd (fs, fuse_fd, &error) || !fsg_fs_start (fs, &error))
     {
       g_autofree char *msg = g_strdup_printf ("%s\n", error ? error->message : "unknown error");
       fsg_write_all (ready_wr, msg, strlen (msg));
       _exit (1);
     }
+  fsg_trace ("D", "serving");
   fsg_write_all (ready_wr, "ok\n", 3);
   close (ready_wr);
   fsg_fs_wait (fs);
@@ -398,10 +402,6 @@ static gboolean
 start_daemon (FsgRun *run, int fuse_fd, GError **error)
 {
   int audit[2], ready[2];
-  char buf[1024];
-  gsize got = 0;
-  struct pollfd pfd;
-  gint64 deadline;
 
   if (pipe2 (audit, O_CLOEXEC) < 0)
     return fsg_throw_errno (error, "pipe");
@@ -425,9 +425,23 @@ start_daemon (FsgRun *run, int fuse_fd, GError **error)
     }
   run->audit_rd = audit[0];
   fcntl (run->audit_rd, F_SETFL, O_NONBLOCK);
+  run->daemon_ready_rd = ready[0];
+  return TRUE;
+}
+
+/* The daemon's first line: "ok", or why it did not start. The sandbox
+ * goes on meanwhile (its first request to the view waits for the daemon in
+ * the kernel), so the daemon's start overlaps the pid namespace and init. */
+static gboolean
+wait_daemon_ready (FsgRun *run, GError **error)
+{
+  char buf[1024];
+  gsize got = 0;
+  struct pollfd pfd;
+  gint64 deadline;
 
   deadline = g_get_monotonic_time () + DAEMON_READY_TIMEOUT_MS * 1000;
-  pfd.fd = ready[0];
+  pfd.fd = run->daemon_ready_rd;
   pfd.events = POLLIN;
   while (got < sizeof buf - 1)
     {
@@ -438,14 +452,14 @@ start_daemon (FsgRun *run, int fuse_fd, GError **error)
         break;
       if (poll (&pfd, 1, left) < 0 && errno != EINTR)
         break;
-      n = FSG_RETRY (read (ready[0], buf + got, sizeof buf - 1 - got));
+      n = FSG_RETRY (read (run->daemon_ready_rd, buf + got, sizeof buf - 1 - got));
       if (n <= 0)
         break;
       got += n;
       if (memchr (buf, '\n', got) != NULL)
         break;
     }
-  close (ready[0]);
+  clear_fd (&run->daemon_ready_rd);
   buf[got] = 0;
   if (g_str_equal (buf, "ok\n"))
     return TRUE;
@@ -975,6 +989,7 @@ handle_ctl (FsgRun *run)
             break;
           }
         clear_fd (&run->reserved_fd);
+        fsg_trace ("R", "FUSE fd received; fork D");
         if (!start_daemon (run, fd, &error))
           {
             close (fd);
@@ -986,8 +1001,12 @@ handle_ctl (FsgRun *run)
         run->go_us = g_get_monotonic_time ();
         if (fsg_policy_timeout_ms (run->policy) > 0)
           run->timeout_deadline = run->go_us + fsg_policy_timeout_ms (run->policy) * 1000;
+        fsg_trace ("R", "GO");
         if (fsg_ctl_send (run->ctl, &go, -1) < 0)
           runner_fail (run, g_strdup_printf ("control socket: %s", g_strerror (errno)));
+        else if (!wait_daemon_ready (run, &error))
+          runner_fail (run, g_strdup (error->message));
+        fsg_trace ("R", "D ready");
         break;
       }
     case FSG_MSG_INIT_PID:
@@ -1033,6 +1052,7 @@ handle_ctl (FsgRun *run)
       run->exec_err = msg.err;
       break;
     case FSG_MSG_STATUS:
+      fsg_trace ("R", "status");
       run->have_status = TRUE;
       run->cmd_status = msg.value;
       run->end_us = g_get_monotonic_time ();
@@ -1057,6 +1077,7 @@ reap (FsgRun *run)
     {
       if (p == run->setup_pid)
         {
+          fsg_trace ("R", "S reaped");
           run->setup_reaped = TRUE;
           if (run->end_us == 0)
             run->end_us = g_get_monotonic_time ();
@@ -1343,6 +1364,7 @@ stop_daemon (FsgRun *run)
     goto drain;
   /* The view's mount namespace is gone with the sandbox, so the daemon has
    * nothing left to serve; it keeps no state worth a graceful stop. */
+  fsg_trace ("R", "kill D");
   kill (run->daemon_pid, SIGKILL);
   deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
   while (!run->daemon_reaped && g_get_monotonic_time () < deadline)
@@ -1643,6 +1665,7 @@ run_clear (FsgRun *run)
   clear_fd (&run->pty_master);
   clear_fd (&run->reserved_fd);
   clear_fd (&run->report_dirfd);
+  clear_fd (&run->daemon_ready_rd);
   g_clear_pointer (&run->report_name, g_free);
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
@@ -1853,9 +1876,9 @@ run_prepare (FsgRun *run, GError **error)
   if (cwd == NULL)
     return fsg_throw (error, "%s. Fix: use -C DIR with an existing directory", local->message);
   keep_str (run, (char *) cwd); /* the spec points to it */
-  if (fsg_policy_decide (opts->policy, cwd).access < FSG_ACCESS_RO)
+  if (fsg_policy_walk (opts->policy, cwd).access < FSG_ACCESS_RO)
     {
-      FsgPathState st = fsg_policy_decide (opts->policy, cwd);
+      FsgPathState st = fsg_policy_walk (opts->policy, cwd);
       g_autofree char *why = fsg_path_state_describe (opts->policy, &st);
       if (st.access == FSG_ACCESS_DENY)
         return fsg_throw (error, "working directory '%s' is denied in the view (%s), and no "
@@ -1884,7 +1907,9 @@ run_prepare (FsgRun *run, GError **error)
   run->spec.cwd = cwd;
   run->spec.proc_fallback_ok = !opts->no_proc_fallback;
   run->spec.argv = opts->argv;
+  fsg_trace ("R", "prepare: cwd, /dev/fuse");
   run->spec.envp = build_environ (opts->policy, opts->verbose > 0);
+  fsg_trace ("R", "prepare: environment");
   for (char *const *e = run->spec.envp; *e; e++)
     if (g_str_has_prefix (*e, "PATH="))
       run->spec.path_env = *e + 5;
@@ -1907,6 +1932,7 @@ run_prepare (FsgRun *run, GError **error)
 
   /* /tmp is private unless the policy shows the host's /tmp itself; roots
    * below it go on top (extra-mounts.c) */
+  fsg_trace ("R", "prepare: seccomp");
   mount_tmp = fsg_policy_run_private_tmp (opts->policy);
   {
     g_auto (GStrv) tmp_roots = fsg_policy_run_tmp_roots (opts->policy);
@@ -1914,13 +1940,16 @@ run_prepare (FsgRun *run, GError **error)
   }
   if (!plan_host_flags (run, opts->policy, run->mount_tmp, error))
     return FALSE;
+  fsg_trace ("R", "prepare: host flags");
   build_mount_plan (run, mount_tmp);
+  fsg_trace ("R", "prepare: mount plan");
   run->hybrid_off = fsg_hybrid_prepare (&run->spec, run->strings, opts->policy,
                                         opts->verbose > 0);
   run->hybrid_planned = TRUE;
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 
+  fsg_trace ("R", "prepare: hybrid plan");
   if (!prepare_output (run, error))
     return FALSE;
 
@@ -1971,6 +2000,7 @@ run_spawn (FsgRun *run, GError **error)
   flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
   if (!fsg_policy_network_allowed (run->policy))
     flags |= CLONE_NEWNET;
+  fsg_trace ("R", "prepared; clone S");
   run->setup_pid = syscall (SYS_clone, (unsigned long) flags, NULL, NULL, NULL, 0);
   if (run->setup_pid == 0)
     {
@@ -2197,6 +2227,7 @@ fsg_run (const FsgRunOptions *opts)
   run->start_us = g_get_monotonic_time ();
   run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
   run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = run->report_dirfd = -1;
+  run->daemon_ready_rd = -1;
   run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
   run->spec.stdout_fd = run->spec.stderr_fd = -1;
   for (gsize i = 0; i < G_N_ELEMENTS (run->spec.close_in_sandbox); i++)
@@ -2216,6 +2247,7 @@ fsg_run (const FsgRunOptions *opts)
   if (!run_prepare (run, &error) || !run_spawn (run, &error))
     return early_fail (run, "%s", error->message);
   run_supervise (run);
+  fsg_trace ("R", "sandbox gone, daemon stopped");
   exit_code = run_report (run);
   run_clear (run);
   return exit_code;

@@ -2,49 +2,63 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # bench-run.sh: fsgate-run against bwrap and no sandbox on the workloads of
-# issue 15, with the opt-in hybrid view on (FSGATE_HYBRID=1) and off (the default),
-# all in one run and interleaved, so that the ratios hold on a loaded machine.
+# issue 15, with the hybrid view on (the default) and off (FSGATE_HYBRID=0),
+# all in one run and interleaved, so that the ratios hold on a loaded
+# machine:
 #
-#   startup          `-- true`, median of --start-runs (15)
-#   untar            /usr/include (as a tar made once) into the workspace
-#   gcc              20 x `gcc -c -O1` of files including system headers
-#   untar+gcc        both in one sandbox
-#   find /usr        `find /usr -type f | wc -l`
+#   start       `-- true`, median of --start-runs (21)
+#   untar       /usr/include (as a tar made once) into the workspace
+#   gcc         20 x `gcc -c -O1` of files including system headers
+#   both        untar + gcc in one sandbox
+#   find        `find /usr -type f | wc -l`
+#   csu         create (O_EXCL) + stat + unlink of 2,000 files in the workspace
+#   gitstatus   `git status --porcelain` on a committed 50,000-file checkout
+#   zlib        zlib's ./configure, make -j2 and make test (the source from
+#               Debian's mirror, cached; --zlib FILE gives a tarball)
 #
 # bwrap runs as the issue measured it: --unshare-all --ro-bind / / --tmpfs
 # /tmp --bind WS WS --dev /dev --proc /proc. fsgate-run runs the default
-# profile with --rw WS -C WS. Not measured here: a zlib build (no source
-# offline) and git status on 50,000 files (see bench-fs.sh for the
-# daemon's own per-request numbers).
+# profile with --rw WS -C WS. The ratio columns divide by bwrap, and for
+# zlib by native (its target). The requests each workload sends per file
+# are in docs/performance.md (FSGATE_RUN_DEBUG=1 counts them).
 #
-# Usage: bench-run.sh [--runs N] [--start-runs N] [--dir DIR]
+# Usage: bench-run.sh [--runs N] [--start-runs N] [--dir DIR] [--only W,W]
+#                     [--zlib FILE]
 #   --runs N         repetitions of each workload, median reported (3)
-#   --start-runs N   repetitions of the startup (15)
+#   --start-runs N   repetitions of the startup (21)
 #   --dir DIR        where the workspace is made (/var/tmp; not below /tmp,
 #                    which fsgate-run and bwrap replace)
-# Needs bwrap, gcc, tar and root (or user namespaces); removes everything it
-# made on exit. Registered as a meson benchmark:
+#   --only LIST      only these workloads (names above, comma-separated)
+#   --zlib FILE      zlib source tarball (else fetched once into
+#                    /var/tmp/fsgate-bench-cache; skipped when unavailable)
+# Needs bwrap, gcc, make, tar, git and root (or user namespaces); removes
+# everything it made on exit. Registered as a meson benchmark:
 #   meson test -C _build --benchmark --suite bench bench-run -v
 set -u
 
 RUNS=3
-START_RUNS=15
+START_RUNS=21
 DIR=/var/tmp
+ONLY=
+ZLIB=
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
     --start-runs) START_RUNS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    --zlib) ZLIB=$2; shift 2 ;;
     -h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-run: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
-BUILDDIR=${FSGATE_BUILDDIR:-$(dirname "$0")/../../_build}
+BUILDDIR=${FSGATE_BUILDDIR:-$(dirname "$0")/../..}
 FSGATE_RUN=${FSGATE_RUN:-$BUILDDIR/runner/fsgate-run}
 die () { echo "bench-run: $*" >&2; exit 1; }
 [ -x "$FSGATE_RUN" ] || die "$FSGATE_RUN does not exist (build first)"
-for t in bwrap gcc tar; do command -v $t >/dev/null || die "$t is not installed"; done
+for t in bwrap gcc make tar git python3; do command -v $t >/dev/null || die "$t is not installed"; done
+wanted () { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 TOP=$(mktemp -d "$DIR/fsgate-bench-run.XXXXXX") || die "mktemp in $DIR"
 trap 'rm -rf "$TOP"' EXIT
@@ -52,6 +66,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 WS=$TOP/ws
 mkdir "$WS"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.org GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.org
+
 tar -C /usr -cf "$TOP/include.tar" include 2>/dev/null || die "tar of /usr/include"
 mkdir "$TOP/src"
 for i in $(seq 1 20); do
@@ -59,20 +76,66 @@ for i in $(seq 1 20); do
 done
 N_FILES=$(tar -tf "$TOP/include.tar" | wc -l)
 
+# The git checkout: 50,000 files in directories of 100, committed once.
+GIT_FILES=50000
+if wanted gitstatus; then
+  git init -q "$WS/repo"
+  python3 - "$WS/repo" "$GIT_FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "d%03d" % (i // 100 // 50), "e%03d" % (i // 100))
+    if i % 100 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.c" % i), "w") as f:
+        f.write("int f%d;\n" % i)
+PY
+  git -C "$WS/repo" add -A && git -C "$WS/repo" commit -qm files || die "git commit of the checkout"
+fi
+
+# zlib: a real autoconf-style build with its test suite.
+ZLIB_URL=http://deb.debian.org/debian/pool/main/z/zlib/zlib_1.2.13.dfsg.orig.tar.bz2
+if wanted zlib; then
+  if [ -z "$ZLIB" ]; then
+    ZLIB=/var/tmp/fsgate-bench-cache/$(basename "$ZLIB_URL")
+    if [ ! -s "$ZLIB" ]; then
+      mkdir -p "$(dirname "$ZLIB")"
+      curl -sf --max-time 60 -o "$ZLIB.part" "$ZLIB_URL" && mv "$ZLIB.part" "$ZLIB" || rm -f "$ZLIB.part"
+    fi
+  fi
+  if [ -s "$ZLIB" ]; then
+    mkdir "$TOP/zlib" && tar -C "$TOP/zlib" -xf "$ZLIB" || die "cannot unpack $ZLIB"
+    ZLIB_SRC=$(find "$TOP/zlib" -mindepth 1 -maxdepth 1 -type d | head -1)
+  else
+    echo "# zlib: no source ($ZLIB_URL unreachable; give --zlib FILE): skipped" >&2
+    ONLY=${ONLY:-start,untar,gcc,both,find,csu,gitstatus}
+    ONLY=${ONLY//zlib/}
+  fi
+fi
+
 UNTAR="rm -rf $WS/include && tar -C $WS -xf $TOP/include.tar"
 GCC="rm -rf $WS/obj && mkdir $WS/obj && cd $WS/obj && for f in $TOP/src/*.c; do gcc -c -O1 \$f || exit 1; done"
 FIND="find /usr -type f | wc -l > /dev/null"
-declare -A CMD=([untar]="$UNTAR" [gcc]="$GCC" [both]="$UNTAR && $GCC" [find]="$FIND")
+CSU="cd $WS && python3 -c 'import os
+os.makedirs(\"csu\", exist_ok=True)
+for i in range(2000):
+    p = \"csu/f%d\" % i
+    os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)); os.stat(p); os.unlink(p)
+os.rmdir(\"csu\")'"
+GITSTATUS="cd $WS/repo && git status --porcelain | wc -l > /dev/null"
+ZLIBBUILD="rm -rf $WS/zlib && cp -a ${ZLIB_SRC:-/nonexistent} $WS/zlib && cd $WS/zlib && ./configure > /dev/null && make -j2 > /dev/null 2>&1 && make test > /dev/null 2>&1"
+declare -A CMD=([untar]="$UNTAR" [gcc]="$GCC" [both]="$UNTAR && $GCC" [find]="$FIND" [csu]="$CSU"
+                [gitstatus]="$GITSTATUS" [zlib]="$ZLIBBUILD")
 
 BW=(bwrap --unshare-all --ro-bind / / --tmpfs /tmp --bind "$WS" "$WS" --dev /dev --proc /proc
     --die-with-parent --chdir "$WS")
-FR=("$FSGATE_RUN" --rw "$WS" -C "$WS")
+FR=("$FSGATE_RUN" --quiet --rw "$WS" -C "$WS")
 
 now_ns () { date +%s%N; }
 declare -A T=()
-run_one () { # TARGET WORKLOAD -> appends seconds
+run_one () { # TARGET WORKLOAD -> appends nanoseconds
   local tgt=$1 w=$2 t cmd
-  if [ "$w" = start ]; then cmd=true; else cmd=${CMD[$w]}; fi
+  cmd=${CMD[$w]}
   t=$(now_ns)
   case $tgt in
     native) bash -c "$cmd" ;;
@@ -99,24 +162,29 @@ fmt () { awk -v n="$1" 'BEGIN { s = n / 1e9; if (s < 0.1) printf "%.1f ms", s * 
 ratio () { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 TARGETS=(native bwrap off hybrid)
+WORKLOADS=()
+for w in start untar gcc both find csu gitstatus zlib; do wanted $w && WORKLOADS+=("$w"); done
 "${FR[@]}" -- true || die "fsgate-run -- true fails here (fsgate-run --doctor)"
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
-echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound' | head -1)"
-for _ in $(seq "$START_RUNS"); do
-  for tgt in "${TARGETS[@]}"; do run_start "$tgt"; done
-done
-for w in untar gcc both find; do
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $(uname -r)"
+echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound ([^)]*)' | head -1)"
+for w in "${WORKLOADS[@]}"; do
+  if [ "$w" = start ]; then
+    for _ in $(seq "$START_RUNS"); do
+      for tgt in "${TARGETS[@]}"; do run_start "$tgt"; done
+    done
+    continue
+  fi
   # one warm-up of the host's caches, then interleaved runs
   bash -c "${CMD[$w]}" > /dev/null 2>&1
   for _ in $(seq "$RUNS"); do
     for tgt in "${TARGETS[@]}"; do run_one "$tgt" "$w"; done
   done
 done
-rm -rf "$WS/include" "$WS/obj"
+rm -rf "$WS/include" "$WS/obj" "$WS/zlib"
 
 echo
-echo "| workload | native | bwrap | fsgate-run, hybrid off | fsgate-run (hybrid) | off/bwrap | hybrid/bwrap |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| workload | native | bwrap | fsgate-run, hybrid off | fsgate-run | off/bwrap | fsgate-run/bwrap | fsgate-run/native |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 label () {
   case $1 in
     start) echo "startup \`-- true\` (median of $START_RUNS)" ;;
@@ -124,9 +192,12 @@ label () {
     gcc) echo "20 x \`gcc -c -O1\` (system headers)" ;;
     both) echo "untar + 20 gcc together" ;;
     find) echo "\`find /usr -type f\`" ;;
+    csu) echo "create+stat+unlink, 2,000 files" ;;
+    gitstatus) echo "\`git status\`, $GIT_FILES files" ;;
+    zlib) echo "zlib configure + make -j2 + make test" ;;
   esac
 }
-for w in start untar gcc both find; do
+for w in "${WORKLOADS[@]}"; do
   n=$(med "$w" native); b=$(med "$w" bwrap); o=$(med "$w" off); h=$(med "$w" hybrid)
-  echo "| $(label $w) | $(fmt "$n") | $(fmt "$b") | $(fmt "$o") | $(fmt "$h") | $(ratio "$o" "$b") | $(ratio "$h" "$b") |"
+  echo "| $(label $w) | $(fmt "$n") | $(fmt "$b") | $(fmt "$o") | $(fmt "$h") | $(ratio "$o" "$b") | $(ratio "$h" "$b") | $(ratio "$h" "$n") |"
 done

@@ -141,12 +141,14 @@ decide (const FsgPolicy *policy, const char *path_in)
   g_autofree char *path = subst (path_in);
   FsgPathState whole = fsg_policy_decide (policy, path);
   FsgPathState inc = walk (policy, path);
+  FsgPathState lib = fsg_policy_walk (policy, path);
 
-  if (!states_equal (&whole, &inc))
+  if (!states_equal (&whole, &inc) || !states_equal (&whole, &lib))
     {
       g_autofree char *w = state_to_string (policy, &whole);
       g_autofree char *i = state_to_string (policy, &inc);
-      g_test_fail_printf ("%s: whole-path %s != incremental %s", path, w, i);
+      g_autofree char *l = state_to_string (policy, &lib);
+      g_test_fail_printf ("%s: whole-path %s != incremental %s or fsg_policy_walk %s", path, w, i, l);
     }
   return whole;
 }
