@@ -122,6 +122,12 @@ main (int argc, char **argv)
       "\n"
       "The policy options (--profile, --policy, --rw, --ro, --deny-read,\n"
       "--deny-write, --net, --timeout, ...) are listed by --help-policy.\n"
+      "\n"
+      "Read-only system trees that no rule can reach (/usr, the trust stores)\n"
+      "are bind-mounted from the host (the hybrid view: the same decisions, at\n"
+      "native speed; -v lists them). FSGATE_HYBRID=0, or `hybrid = off` in a\n"
+      "policy, serves every path through the view, so that every refused write\n"
+      "is listed in the report.\n"
       "\n",
       fsg_policy_options_help (), NULL);
   g_option_context_set_description (context, description);

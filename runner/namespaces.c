@@ -701,6 +701,7 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
   int fuse_fd;
   pid_t init;
   int s_alive[2];
+  int view_fd;
 
   fsg_trace ("S", "start");
   die_with_parent (spec, spec->runner_pid);
@@ -760,6 +761,10 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
 
   wait_for (spec, FSG_MSG_GO, FSG_STAGE_WAIT_GO);
   fsg_trace ("S", "GO; fork I");
+  /* The view's root, for syncfs once the sandbox is gone (O_PATH: no
+   * request to the daemon now; the path would not resolve after I's
+   * pivot_root) */
+  view_fd = open (spec->view_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
   proc_pidns_err = fsg_proc_fallback_pidns_ok_async_signal_safe ();
   if (unshare (CLONE_NEWPID) < 0)
@@ -792,7 +797,29 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
       pid_t p = waitpid (init, &status, 0);
 
       if (p == init)
-        _exit (WIFEXITED (status) ? WEXITSTATUS (status) : FSG_EXIT_SETUP);
+        {
+          fsg_trace ("S", "I reaped");
+          /* I's exit took every process of the sandbox with it: nothing
+           * writes to the view any more. Their data reached the daemon as
+           * they went (FUSE writes dirty pages back at every close and
+           * unmap); syncfs makes sure of whatever is left (times). Then R
+           * need not wait for this process to tear the namespaces down,
+           * which needs no daemon, as bwrap's parent does not wait for its
+           * child's. Without the sync, R waits as before. */
+          if (view_fd >= 0)
+            {
+              int dfd = openat (view_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+              if (dfd >= 0 && syncfs (dfd) == 0)
+                {
+                  FsgCtlMsg msg = { FSG_MSG_SYNCED, 0, 0, 0 };
+
+                  fsg_ctl_send (spec->ctl_fd, &msg, -1);
+                  fsg_trace ("S", "view synced");
+                }
+            }
+          _exit (WIFEXITED (status) ? WEXITSTATUS (status) : FSG_EXIT_SETUP);
+        }
       if (p < 0 && errno != EINTR)
         _exit (FSG_EXIT_SETUP);
     }

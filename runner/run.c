@@ -84,6 +84,7 @@ typedef struct
 
   pid_t setup_pid, init_pid, daemon_pid;
   gboolean setup_reaped;
+  gboolean sandbox_gone; /* S reaped, or S said every process of it is gone and the view synced */
   gboolean daemon_reaped;
   int daemon_wait_status;
 
@@ -943,6 +944,8 @@ flush_pty (FsgRun *run)
 
 /* ---- Control messages ------------------------------------------------------- */
 
+static void sandbox_ended (FsgRun *run);
+
 static void
 kill_sandbox (FsgRun *run)
 {
@@ -1034,6 +1037,11 @@ handle_ctl (FsgRun *run)
     case FSG_MSG_LANDLOCK:
       run->landlock = TRUE;
       break;
+    case FSG_MSG_SYNCED:
+      fsg_trace ("R", "sandbox synced");
+      if (run->have_status || run->setup_failed)
+        sandbox_ended (run);
+      break;
     case FSG_MSG_PROC:
       run->proc_kind = msg.value;
       if (msg.value == FSG_PROC_CONTAINER) /* never silently (proc.c) */
@@ -1066,6 +1074,20 @@ handle_ctl (FsgRun *run)
 
 static void handle_ctl (FsgRun *run);
 
+/* The sandbox is gone: S was reaped, or it said that I (and with it every
+ * process of the sandbox) is gone and the view's dirty data is on the host
+ * (FSG_MSG_SYNCED), before tearing the namespaces down. */
+static void
+sandbox_ended (FsgRun *run)
+{
+  if (run->sandbox_gone)
+    return;
+  run->sandbox_gone = TRUE;
+  if (run->end_us == 0)
+    run->end_us = g_get_monotonic_time ();
+  run->drain_deadline = g_get_monotonic_time () + DRAIN_TIMEOUT_US;
+}
+
 static void
 reap (FsgRun *run)
 {
@@ -1079,9 +1101,7 @@ reap (FsgRun *run)
         {
           fsg_trace ("R", "S reaped");
           run->setup_reaped = TRUE;
-          if (run->end_us == 0)
-            run->end_us = g_get_monotonic_time ();
-          run->drain_deadline = g_get_monotonic_time () + DRAIN_TIMEOUT_US;
+          sandbox_ended (run);
         }
       else if (p == run->daemon_pid)
         {
@@ -1105,7 +1125,7 @@ reap (FsgRun *run)
    * (ECONNABORTED), so its status must not pass for its own. */
   if (!run->timed_out && run->failure == NULL && !run->setup_failed &&
       ((WIFSIGNALED (run->daemon_wait_status) && !run->daemon_killed) ||
-       (!run->setup_reaped && !run->have_status)))
+       (!run->sandbox_gone && !run->have_status)))
     {
       status = run->daemon_wait_status;
       run->daemon_died = TRUE;
@@ -1145,7 +1165,7 @@ handle_signals (FsgRun *run)
            * its output: a signal (now or before the end) ends that wait, as
            * a timeout does */
           run->abandoned = sig;
-          if (run->setup_reaped)
+          if (run->sandbox_gone)
             {
               run->abandon_at = g_get_monotonic_time (); /* now */
               break;
@@ -1167,7 +1187,7 @@ handle_signals (FsgRun *run)
 static void
 on_deadlines (FsgRun *run, gint64 now)
 {
-  if (run->timeout_deadline && now >= run->timeout_deadline && !run->setup_reaped)
+  if (run->timeout_deadline && now >= run->timeout_deadline && !run->sandbox_gone)
     {
       run->timeout_deadline = 0;
       run->timed_out = TRUE;
@@ -1189,7 +1209,7 @@ on_deadlines (FsgRun *run, gint64 now)
   if (run->abort_deadline && now >= run->abort_deadline)
     {
       run->abort_deadline = 0;
-      if (!run->setup_reaped && run->daemon_pid > 0 && !run->daemon_reaped)
+      if (!run->sandbox_gone && run->daemon_pid > 0 && !run->daemon_reaped)
         {
           run->daemon_killed = TRUE;
           kill (run->daemon_pid, SIGKILL);
@@ -1212,9 +1232,9 @@ next_deadline (FsgRun *run)
     next = MIN (next, run->abort_deadline);
   /* after the drain deadline, only a timed-out run's pending output and
    * pipes still open have anything to wait for */
-  if (run->setup_reaped && (outputs_open (run) || run->timed_out))
+  if (run->sandbox_gone && (outputs_open (run) || run->timed_out))
     next = MIN (next, run->drain_deadline);
-  if (run->setup_reaped && run->abandoned && run->abandon_at > 0 && live_pending (run))
+  if (run->sandbox_gone && run->abandoned && run->abandon_at > 0 && live_pending (run))
     next = MIN (next, run->abandon_at);
   return next;
 }
@@ -1241,7 +1261,7 @@ supervise (FsgRun *run)
       int timeout_ms;
 
       on_deadlines (run, now);
-      if (run->setup_reaped)
+      if (run->sandbox_gone)
         {
           /* The sandbox is gone: wait for its pipes (at most the drain
            * deadline: a descendant may hold them), then for our readers to
@@ -1282,7 +1302,7 @@ supervise (FsgRun *run)
   while (0)
       idx_sig = n;
       WATCH (idx_sig, run->sigfd, POLLIN);
-      if (run->ctl >= 0 && !run->setup_reaped)
+      if (run->ctl >= 0 && !run->sandbox_gone)
         WATCH (idx_ctl, run->ctl, POLLIN);
       if (run->listener >= 0)
         WATCH (idx_lis, run->listener, POLLIN);
@@ -1299,7 +1319,7 @@ supervise (FsgRun *run)
         WATCH (idx_live1, 1, POLLOUT);
       if (run->live[2].pending->len > 0)
         WATCH (idx_live2, 2, POLLOUT);
-      if (run->pty_master >= 0 && run->stdin_open && run->to_pty->len == 0 && !run->setup_reaped)
+      if (run->pty_master >= 0 && run->stdin_open && run->to_pty->len == 0 && !run->sandbox_gone)
         WATCH (idx_in, 0, POLLIN);
 #undef WATCH
 
@@ -2049,13 +2069,20 @@ static void
 run_supervise (FsgRun *run)
 {
   supervise (run);
-  /* The loop ends when S is reaped and output is drained; make sure. */
+  /* The loop ends when the sandbox is gone and output is drained; make
+   * sure. S, once it said the sandbox is gone and synced, may still be
+   * tearing its namespaces down: not waited for (they are private, and
+   * nothing of the run is left in them). */
   kill_sandbox (run);
   while (!run->setup_reaped)
     {
       int st;
-      if (waitpid (run->setup_pid, &st, 0) == run->setup_pid || errno == ECHILD)
+      pid_t p = waitpid (run->setup_pid, &st, run->sandbox_gone ? WNOHANG : 0);
+
+      if (p == run->setup_pid || (p < 0 && errno == ECHILD))
         run->setup_reaped = TRUE;
+      else if (p == 0)
+        break;
     }
   /* Messages sent just before the end (status, exec error). */
   if (run->ctl >= 0)

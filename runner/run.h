@@ -20,11 +20,15 @@
  *         to itself, so files of other users keep their owners); otherwise
  *         S maps its own uid and gid to themselves (setgroups deny). S makes / private, mounts a tmpfs scratch on /tmp, opens
  *         /dev/fuse, mounts the view at /tmp/root (nosuid,nodev) and passes
- *         the fd to R (SCM_RIGHTS), waits for "go" (D serving), then
- *         unshare(CLONE_NEWPID) and forks I. S stays in the host pid
- *         namespace on purpose: the FUSE connection records the mounter's pid
- *         namespace, so D sees host pids and can name the caller (comm).
- *         S waits for I and exits; PDEATHSIG ties it to R.
+ *         the fd to R (SCM_RIGHTS), waits for "go" (sent as soon as D is
+ *         forked: the kernel holds the view's first requests until D
+ *         answers INIT), then unshare(CLONE_NEWPID) and forks I. S stays in
+ *         the host pid namespace on purpose: the FUSE connection records the
+ *         mounter's pid namespace, so D sees host pids and can name the
+ *         caller (comm). S waits for I; once I is gone (and with it every
+ *         process of the sandbox) it syncs the view and tells R (SYNCED),
+ *         which then stops D and ends the run without waiting for S to tear
+ *         the namespaces down. PDEATHSIG ties it to R.
  *         └─ I  pid 1 of the new pid namespace: mounts /proc (where a
  *               container masks its own, binds that one: proc.c), a minimal /dev
  *               (bind mounts of null zero full random urandom tty, devpts with
@@ -184,6 +188,8 @@ typedef enum
   FSG_MSG_STATUS,        /* I -> R: value = wait status of C */
   FSG_MSG_PROC,          /* I -> R: value = FsgProcKind of the view's /proc */
   FSG_MSG_LANDLOCK,      /* C -> R: the command is in the fallback's Landlock domain */
+  FSG_MSG_SYNCED,        /* S -> R: I and every process of the sandbox are gone, and
+                          * the view's dirty data is on the host (syncfs) */
 } FsgMsgType;
 
 /* Which /proc the command got (proc.c, docs/security.md "The /proc

@@ -104,7 +104,8 @@ if wanted zlib; then
     fi
   fi
   if [ -s "$ZLIB" ]; then
-    mkdir "$TOP/zlib" && tar -C "$TOP/zlib" -xf "$ZLIB" || die "cannot unpack $ZLIB"
+    # owned by us: every target may then remove and rewrite the copy
+    mkdir "$TOP/zlib" && tar --no-same-owner -C "$TOP/zlib" -xf "$ZLIB" || die "cannot unpack $ZLIB"
     ZLIB_SRC=$(find "$TOP/zlib" -mindepth 1 -maxdepth 1 -type d | head -1)
   else
     echo "# zlib: no source ($ZLIB_URL unreachable; give --zlib FILE): skipped" >&2
@@ -115,7 +116,7 @@ fi
 
 UNTAR="rm -rf $WS/include && tar -C $WS -xf $TOP/include.tar"
 GCC="rm -rf $WS/obj && mkdir $WS/obj && cd $WS/obj && for f in $TOP/src/*.c; do gcc -c -O1 \$f || exit 1; done"
-FIND="find /usr -type f | wc -l > /dev/null"
+FIND="find /usr -type f 2>/dev/null | wc -l > /dev/null"
 CSU="cd $WS && python3 -c 'import os
 os.makedirs(\"csu\", exist_ok=True)
 for i in range(2000):
@@ -132,7 +133,7 @@ BW=(bwrap --unshare-all --ro-bind / / --tmpfs /tmp --bind "$WS" "$WS" --dev /dev
 FR=("$FSGATE_RUN" --quiet --rw "$WS" -C "$WS")
 
 now_ns () { date +%s%N; }
-declare -A T=()
+declare -A T=() FAILED=()
 run_one () { # TARGET WORKLOAD -> appends nanoseconds
   local tgt=$1 w=$2 t cmd
   cmd=${CMD[$w]}
@@ -142,7 +143,7 @@ run_one () { # TARGET WORKLOAD -> appends nanoseconds
     bwrap) "${BW[@]}" bash -c "$cmd" ;;
     off) FSGATE_HYBRID=0 "${FR[@]}" -- bash -c "$cmd" ;;
     hybrid) FSGATE_HYBRID=1 "${FR[@]}" -- bash -c "$cmd" ;;
-  esac || die "$w failed under $tgt"
+  esac || { echo "bench-run: $w failed under $tgt" >&2; FAILED[$w|$tgt]=1; }
   T[$w|$tgt]+="$(( $(now_ns) - t )) "
 }
 run_start () { # TARGET: `true` itself, not through bash
@@ -159,14 +160,17 @@ run_start () { # TARGET: `true` itself, not through bash
 median () { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 med () { echo "${T[$1|$2]}" | median; }
 fmt () { awk -v n="$1" 'BEGIN { s = n / 1e9; if (s < 0.1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
+cell () { if [ -n "${FAILED[$1|$2]:-}" ]; then echo "fails"; else fmt "$(med "$1" "$2")"; fi; }
 ratio () { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
+# the checkout and the sources just written: on disk before anything is timed
+sync
 TARGETS=(native bwrap off hybrid)
 WORKLOADS=()
 for w in start untar gcc both find csu gitstatus zlib; do wanted $w && WORKLOADS+=("$w"); done
 "${FR[@]}" -- true || die "fsgate-run -- true fails here (fsgate-run --doctor)"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $(uname -r)"
-echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound ([^)]*)' | head -1)"
+echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound read-only ([^)]*)' | head -1)"
 for w in "${WORKLOADS[@]}"; do
   if [ "$w" = start ]; then
     for _ in $(seq "$START_RUNS"); do
@@ -199,5 +203,5 @@ label () {
 }
 for w in "${WORKLOADS[@]}"; do
   n=$(med "$w" native); b=$(med "$w" bwrap); o=$(med "$w" off); h=$(med "$w" hybrid)
-  echo "| $(label $w) | $(fmt "$n") | $(fmt "$b") | $(fmt "$o") | $(fmt "$h") | $(ratio "$o" "$b") | $(ratio "$h" "$b") | $(ratio "$h" "$n") |"
+  echo "| $(label $w) | $(cell "$w" native) | $(cell "$w" bwrap) | $(cell "$w" off) | $(cell "$w" hybrid) | $(ratio "$o" "$b") | $(ratio "$h" "$b") | $(ratio "$h" "$n") |"
 done

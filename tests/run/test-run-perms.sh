@@ -288,4 +288,54 @@ else
   skip "a root run decides permissions like a capless root" "root and setpriv --securebits"
 fi
 
+# --- what the command wrote is on the host when fsgate-run returns ------------
+# write(2) (the writeback cache of an unprivileged run keeps it in the
+# kernel), a MAP_SHARED mapping never synced nor unmapped whose fd was
+# closed, and a background child still writing when the command exits
+# (killed with the sandbox). fsgate-run returns once every process of the
+# sandbox is gone and the view is synced, without waiting for the
+# namespaces to be torn down: nothing may be lost on the way, as root
+# (kernel passthrough) and as U (writeback cache).
+cat > "$TESTDIR/writer.py" <<'EOF'
+import mmap, os, sys, time
+d = sys.argv[1]
+with open(os.path.join(d, "w.bin"), "wb") as f:
+    f.write(bytes(range(256)) * 16384)
+fd = os.open(os.path.join(d, "m.bin"), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+os.ftruncate(fd, 1 << 20)
+m = mmap.mmap(fd, 1 << 20, mmap.MAP_SHARED)
+os.close(fd)  # only the mapping holds the file: no flush at exit
+for i in range(0, 1 << 20, 4096):
+    m[i:i + 4096] = bytes([(i >> 12) & 0xff]) * 4096
+r, w = os.pipe()
+if os.fork() == 0:
+    with open(os.path.join(d, "bg.txt"), "w") as f:
+        f.write("written in the background\n")
+    os.write(w, b"x")
+    while True:
+        with open(os.path.join(d, "bg.txt"), "a") as f:
+            pass
+os.read(r, 1)
+os._exit(0)  # no msync, no munmap
+EOF
+mkdir -m 0777 "$TESTDIR/wn" "$TESTDIR/wr" "$TESTDIR/wu"
+(timeout 10 python3 "$TESTDIR/writer.py" "$TESTDIR/wn"; pkill -f "writer.py $TESTDIR/wn" || true)
+sums () { (cd "$1" && cat w.bin m.bin bg.txt 2>/dev/null | sha256sum | cut -c1-16); }
+want=$(sums "$TESTDIR/wn")
+check "control: natively the writer leaves 5 MiB in three files" test "$(cat "$TESTDIR"/wn/*.bin "$TESTDIR/wn/bg.txt" | wc -c)" -eq $((4194304 + 1048576 + 26))
+if [ "$(id -u)" = 0 ]; then
+  run_fsg --rw "$TESTDIR/wr" -- python3 "$TESTDIR/writer.py" "$TESTDIR/wr"
+  is "root: everything written, mapped or written in the background is on the host at once" \
+    "$(sums "$TESTDIR/wr")" "$want"
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+   setpriv --reuid=$U --regid=$U --clear-groups test -x "$FSGATE_RUN"; then
+  chown $U:$U "$TESTDIR/wu"
+  (cd "$TESTDIR/wu" && unpriv env HOME="$TESTDIR/wu" timeout -k 5 60 "$FSGATE_RUN" --quiet -- \
+    python3 "$TESTDIR/writer.py" "$TESTDIR/wu")
+  is "unprivileged (writeback cache): the same, on the host at once" "$(sums "$TESTDIR/wu")" "$want"
+else
+  skip "unprivileged: written data on the host at once" "root and setpriv"
+fi
+
 done_testing
