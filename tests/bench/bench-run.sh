@@ -146,17 +146,6 @@ run_one () { # TARGET WORKLOAD -> appends nanoseconds
   esac || { echo "bench-run: $w failed under $tgt" >&2; FAILED[$w|$tgt]=1; }
   T[$w|$tgt]+="$(( $(now_ns) - t )) "
 }
-run_start () { # TARGET: `true` itself, not through bash
-  local tgt=$1 t
-  t=$(now_ns)
-  case $tgt in
-    native) true ;;
-    bwrap) "${BW[@]}" true ;;
-    off) FSGATE_HYBRID=0 "${FR[@]}" -- true ;;
-    hybrid) FSGATE_HYBRID=1 "${FR[@]}" -- true ;;
-  esac || die "startup failed under $tgt"
-  T[start|$tgt]+="$(( $(now_ns) - t )) "
-}
 median () { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 med () { echo "${T[$1|$2]}" | median; }
 fmt () { awk -v n="$1" 'BEGIN { s = n / 1e9; if (s < 0.1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
@@ -171,11 +160,35 @@ for w in start untar gcc both find csu gitstatus zlib; do wanted $w && WORKLOADS
 "${FR[@]}" -- true || die "fsgate-run -- true fails here (fsgate-run --doctor)"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $(uname -r)"
 echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybrid view: [0-9]* host director[a-z]* bound read-only ([^)]*)' | head -1)"
+# Startup: `true` itself, each target spawned directly (posix_spawn, no
+# shell and no date(1) between: both would cost more than the sandbox),
+# interleaved; output to /dev/null.
+start_times () {
+  python3 - "$START_RUNS" "${BW[*]}" "${FR[*]}" <<'PY'
+import os, sys, time
+n, bw, fr = int(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split()
+cmds = {"native": (["true"], {}), "bwrap": (bw + ["true"], {}),
+        "off": (fr + ["--", "true"], {"FSGATE_HYBRID": "0"}),
+        "hybrid": (fr + ["--", "true"], {"FSGATE_HYBRID": "1"})}
+null = os.open("/dev/null", os.O_RDWR)
+fa = [(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
+res = {k: [] for k in cmds}
+for _ in range(n):
+    for k, (c, extra) in cmds.items():
+        env = dict(os.environ, **extra)
+        t = time.perf_counter_ns()
+        pid = os.posix_spawnp(c[0], c, env, file_actions=fa)
+        _, st = os.waitpid(pid, 0)
+        if st != 0:
+            sys.exit("startup failed under %s" % k)
+        res[k].append(time.perf_counter_ns() - t)
+for k, v in res.items():
+    print(k, " ".join(map(str, v)))
+PY
+}
 for w in "${WORKLOADS[@]}"; do
   if [ "$w" = start ]; then
-    for _ in $(seq "$START_RUNS"); do
-      for tgt in "${TARGETS[@]}"; do run_start "$tgt"; done
-    done
+    while read -r tgt times; do T[start|$tgt]="$times"; done < <(start_times) || die "startup failed"
     continue
   fi
   # one warm-up of the host's caches, then interleaved runs
