@@ -38,18 +38,8 @@ export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.org GIT_COMMITTER_NAME=b GIT
 # (.env) as a real project has, committed.
 REPO="$BASE/repo"
 git init -q "$REPO"
-python3 - "$REPO" "$FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "d%03d" % (i // 100 // 50), "e%03d" % (i // 100))
-    if i % 100 == 0:
-        os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%05d.c" % i), "w") as f:
-        f.write("int f%d;\n" % i)
-with open(os.path.join(root, ".gitignore"), "w") as f:
-    f.write(".env\n")
-PY
+python3 "$(dirname "$0")/make-checkout.py" "$REPO" "$FILES"
+echo .env > "$REPO/.gitignore"
 echo SECRET > "$REPO/.env"
 git -C "$REPO" add -A
 git -C "$REPO" commit -qm files

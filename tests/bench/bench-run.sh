@@ -80,16 +80,7 @@ N_FILES=$(tar -tf "$TOP/include.tar" | wc -l)
 GIT_FILES=50000
 if wanted gitstatus; then
   git init -q "$WS/repo"
-  python3 - "$WS/repo" "$GIT_FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "d%03d" % (i // 100 // 50), "e%03d" % (i // 100))
-    if i % 100 == 0:
-        os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%05d.c" % i), "w") as f:
-        f.write("int f%d;\n" % i)
-PY
+  python3 "$(dirname "$0")/make-checkout.py" "$WS/repo" "$GIT_FILES"
   git -C "$WS/repo" add -A && git -C "$WS/repo" commit -qm files || die "git commit of the checkout"
 fi
 

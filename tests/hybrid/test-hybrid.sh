@@ -228,26 +228,37 @@ check "a hybrid tree that holds them: --doctor warns, naming the socket" \
   grep -q "^warn  hybrid view: .*$S/host.sock (socket)" <<< "$out"
 check "... and the FIFO" grep -q "^warn  hybrid view: .*$S/host.fifo (FIFO)" <<< "$out"
 
+# What the view denies by identity, each as a case: TREE is a hybrid tree
+# and bound without the deny rule (the positive control: the probe reads
+# CONTENT through the bind); with deny-read DENY the view denies PROBE by
+# identity, so TREE must be served, -v must say WHY, and PROBE is refused
+# with the hybrid view on and off.
+identity_case () { # LABEL TREE DENY PROBE CONTENT WHY
+  local label=$1 tree=$2 deny=$3 probe=$4 content=$5 why=$6
+  local p0=$TESTDIR/$label-0.ini p1=$TESTDIR/$label-1.ini
+  printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s\n' "$tree" > "$p0"
+  cp "$p0" "$p1"
+  printf 'deny-read = %s\n' "$deny" >> "$p1"
+  check "$label: control: without the deny, $tree is bound" \
+    grep -qF "[bound: $tree]" <<< "$("$FSGATE" explain --policy "$p0" "$probe")"
+  is "$label: control: ... and $probe is readable" "$(run_fsg --policy "$p0" -C / -- cat "$probe" 2>&1)" "$content"
+  check "$label: deny-read $deny: $tree is served, and -v says why" \
+    grep -qF "$tree ($why" <<< "$("$FSGATE_RUN" --policy "$p1" -v -- true 2>&1)"
+  for m in 1 0; do
+    is "$label: FSGATE_HYBRID=$m: $probe is denied" \
+      "$(FSGATE_HYBRID=$m run_fsg --policy "$p1" -C / -- sh -c "cat $probe >/dev/null 2>&1 || echo refused")" refused
+  done
+}
+
 # Hard links out of a denied directory: the view denies the other name of a
-# multiply-linked file below a literal deny-read directory by identity, so
-# nothing on that file system may be bound.
+# multiply-linked file below a literal deny-read directory, so nothing on
+# that file system may be bound.
 L=$TESTDIR/links
 mkdir -p "$L/secret" "$L/tree/sub"
 echo key > "$L/secret/k"
 ln "$L/secret/k" "$L/tree/sub/k2"
-printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s/tree\n' "$L" > "$TESTDIR/l0.ini"
-cp "$TESTDIR/l0.ini" "$TESTDIR/l1.ini"
-printf 'deny-read = %s/secret\n' "$L" >> "$TESTDIR/l1.ini"
-check "control: without the deny, the tree is bound" \
-  grep -q "\[bound: $L/tree\]" <<< "$("$FSGATE" explain --policy "$TESTDIR/l0.ini" "$L/tree/sub/k2")"
-is "... and the link is readable" "$(run_fsg --policy "$TESTDIR/l0.ini" -C / -- cat "$L/tree/sub/k2" 2>&1)" key
-out=$("$FSGATE_RUN" --policy "$TESTDIR/l1.ini" -v -- true 2>&1)
-check "deny-read of the directory: the tree is served, and -v says why" \
-  grep -q "$L/tree (on the file system of denied '$L/secret', which holds 1 file with more than one link" <<< "$out"
-for m in 1 0; do
-  is "FSGATE_HYBRID=$m: the other name of the file is denied" \
-    "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/l1.ini" -C / -- sh -c "cat $L/tree/sub/k2 >/dev/null 2>&1 || echo refused")" refused
-done
+identity_case links "$L/tree" "$L/secret" "$L/tree/sub/k2" key \
+  "on the file system of denied '$L/secret', which holds 1 file with more than one link"
 
 # A denied file's other name on an overlayfs with its layers on two file
 # systems: the file reports the lower layer's st_dev, its directory the
@@ -260,20 +271,10 @@ if mount -t tmpfs fsgate-test-lower "$O/lower" && mounted+=("$O/lower") &&
    echo secret > "$O/lower/l/s" && ln "$O/lower/l/s" "$O/lower/l/pub/s2" &&
    mount -t overlay fsgate-test-ov -o "lowerdir=$O/lower/l,upperdir=$O/upper/u,workdir=$O/upper/w" "$O/merged" &&
    mounted+=("$O/merged"); then
-  check "control: the file and its directory report different devices on this overlay" \
+  check "overlay: control: the file and its directory report different devices" \
     test "$(stat -c %d "$O/merged/s")" != "$(stat -c %d "$O/merged/pub")"
-  printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s/merged/pub\n' "$O" > "$TESTDIR/o0.ini"
-  cp "$TESTDIR/o0.ini" "$TESTDIR/o1.ini"
-  printf 'deny-read = %s/merged/s\n' "$O" >> "$TESTDIR/o1.ini"
-  check "control: without the deny, the overlay directory is bound" \
-    grep -q "\[bound: $O/merged/pub\]" <<< "$("$FSGATE" explain --policy "$TESTDIR/o0.ini" "$O/merged/pub/s2")"
-  out=$("$FSGATE_RUN" --policy "$TESTDIR/o1.ini" -v -- true 2>&1)
-  check "deny-read of the file: the overlay directory is served, and -v says why" \
-    grep -q "$O/merged/pub (on the file system of denied '$O/merged/s', which has 2 links" <<< "$out"
-  for m in 1 0; do
-    is "FSGATE_HYBRID=$m: the other name on the overlay is denied" \
-      "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/o1.ini" -C / -- sh -c "cat $O/merged/pub/s2 >/dev/null 2>&1 || echo refused")" refused
-  done
+  identity_case overlay "$O/merged/pub" "$O/merged/s" "$O/merged/pub/s2" secret \
+    "on the file system of denied '$O/merged/s', which has 2 links"
 else
   not_ok "an overlayfs of two tmpfs could be mounted (the kernel has overlay: $(grep -cw overlay /proc/filesystems))"
 fi
@@ -284,19 +285,8 @@ B=$TESTDIR/bm
 mkdir -p "$B/real/secret" "$B/alias"
 echo hidden > "$B/real/secret/f"
 if mount --bind "$B/real" "$B/alias" && mounted+=("$B/alias"); then
-  printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s/alias\n' "$B" > "$TESTDIR/b0.ini"
-  cp "$TESTDIR/b0.ini" "$TESTDIR/b1.ini"
-  printf 'deny-read = %s/real/secret\n' "$B" >> "$TESTDIR/b1.ini"
-  is "control: without the deny, the other mount is bound and shows the file" \
-    "$(run_fsg --policy "$TESTDIR/b0.ini" -C / -- sh -c "grep -c ' $B/alias ' /proc/self/mountinfo; cat $B/alias/secret/f")" "1
-hidden"
-  out=$("$FSGATE_RUN" --policy "$TESTDIR/b1.ini" -v -- true 2>&1)
-  check "deny-read of the directory: the other mount is served, and -v says why" \
-    grep -q "$B/alias (denied '$B/real/secret' is reachable below it" <<< "$out"
-  for m in 1 0; do
-    is "FSGATE_HYBRID=$m: the denied directory is refused through the other mount" \
-      "$(FSGATE_HYBRID=$m run_fsg --policy "$TESTDIR/b1.ini" -C / -- sh -c "cat $B/alias/secret/f >/dev/null 2>&1 || echo refused")" refused
-  done
+  identity_case bindmount "$B/alias" "$B/real/secret" "$B/alias/secret/f" hidden \
+    "denied '$B/real/secret' is reachable below it"
 else
   not_ok "a bind mount could be made for the identity case"
 fi
