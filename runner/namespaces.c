@@ -684,7 +684,6 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
           FsgCtlMsg msg = { FSG_MSG_STATUS, 0, 0, status };
 
           fsg_trace ("I", "C reaped");
-
           init_child_pid = 0;
           fsg_ctl_send (spec->ctl_fd, &msg, -1);
           /* Our exit kills every other process of the namespace. */
