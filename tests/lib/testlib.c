@@ -80,45 +80,85 @@ fsg_test_tmpdir_new (const char *tag)
   return dir;
 }
 
-char *
-fsg_test_trusted_tmpdir_new (const char *tag)
-{
-  const char *build = g_getenv ("FSGATE_BUILDDIR");
-  g_autofree char *tmpl = NULL;
-  char *dir;
+/* Trusted directories outside $TMPDIR (under /var/lib or /run) still in
+ * use, removed at exit and on a fatal signal like the scratch directory. */
+static char *outside_dirs[8];
+static void install_cleanup (void);
 
-  if (getuid () != 0 || build == NULL)
-    {
-      g_test_skip ("needs root and FSGATE_BUILDDIR: a root-owned tree where symlinks are trusted");
-      return NULL;
-    }
-  tmpl = g_strdup_printf ("%s/%s-trusted-XXXXXX", build, tag ? tag : "t");
-  if (g_mkdtemp_full (tmpl, 0755) == NULL)
-    {
-      g_test_skip_printf ("cannot create a directory in %s", build);
-      return NULL;
-    }
-  dir = realpath (tmpl, NULL);
-  g_assert_nonnull (dir);
-  for (g_autofree char *p = g_strdup (dir);;)
+/* TRUE when @dir and every directory above it are root-owned and not
+ * group/other-writable; else FALSE with the first one that is not in @why. */
+static gboolean
+chain_is_trusted (const char *dir, char **why)
+{
+  g_autofree char *p = g_strdup (dir);
+
+  for (;;)
     {
       struct stat st;
       char *slash;
 
-      g_assert_no_errno (lstat (p, &st));
-      if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+      if (lstat (p, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
         {
-          g_test_skip_printf ("%s is not root-owned or is group/other-writable: no trusted tree", p);
-          fsg_test_rm_rf (dir);
-          free (dir);
-          return NULL;
+          *why = g_strdup_printf ("%s is not root-owned or is group/other-writable", p);
+          return FALSE;
         }
       slash = strrchr (p, '/');
-      if (slash == p)
-        break;
+      if (slash == NULL || slash == p)
+        return TRUE;
       *slash = '\0';
     }
-  return dir;
+}
+
+char *
+fsg_test_trusted_tmpdir_new (const char *tag)
+{
+  /* The build tree first; a clone under /tmp or /var/tmp (mode 1777) is not
+   * on the trusted chain, so fall back to root's own directories. */
+  const char *const candidates[] = { g_getenv ("FSGATE_BUILDDIR"), "/var/lib", "/run", NULL };
+  g_autoptr (GString) whys = g_string_new (NULL);
+
+  if (getuid () != 0)
+    {
+      fsg_test_skip_or_fail ("needs root: symlinks are trusted only on a root-owned chain");
+      return NULL;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
+    {
+      g_autofree char *real = NULL;
+      g_autofree char *tmpl = NULL;
+      g_autofree char *why = NULL;
+      char *dir;
+
+      if (candidates[i] == NULL || (real = realpath (candidates[i], NULL)) == NULL)
+        continue;
+      if (!chain_is_trusted (real, &why))
+        {
+          g_string_append_printf (whys, "%s%s", whys->len ? "; " : "", why);
+          continue;
+        }
+      tmpl = g_strdup_printf ("%s/fsgate-%s-trusted-XXXXXX", real, tag ? tag : "t");
+      if (g_mkdtemp_full (tmpl, 0755) == NULL)
+        {
+          g_string_append_printf (whys, "%scannot create a directory in %s (%s)", whys->len ? "; " : "",
+                                  real, g_strerror (errno));
+          continue;
+        }
+      dir = realpath (tmpl, NULL);
+      g_assert_nonnull (dir);
+      for (guint j = 0; j < G_N_ELEMENTS (outside_dirs); j++)
+        if (outside_dirs[j] == NULL)
+          {
+            outside_dirs[j] = dir;
+            break;
+          }
+      install_cleanup ();
+      return dir;
+    }
+  {
+    g_autofree char *reason = g_strdup_printf ("a root-owned tree where symlinks are trusted (%s)", whys->str);
+    fsg_test_skip_or_fail (reason);
+  }
+  return NULL;
 }
 
 static void
@@ -174,6 +214,9 @@ fsg_test_tmpdir_free (char *path)
 {
   if (path == NULL)
     return;
+  for (guint i = 0; i < G_N_ELEMENTS (outside_dirs); i++)
+    if (outside_dirs[i] == path)
+      outside_dirs[i] = NULL;
   fsg_test_rm_rf (path);
   g_free (path);
 }
@@ -209,18 +252,45 @@ fsg_test_scratch_cleanup (void)
   g_clear_pointer (&scratch_dir, g_free);
 }
 
+static pid_t cleanup_owner;
+
 static void
-scratch_on_fatal_signal (int sig)
+cleanup_all (void)
 {
+  if (getpid () != cleanup_owner)
+    return; /* a forked child that called exit() */
   fsg_test_scratch_cleanup ();
+  for (guint i = 0; i < G_N_ELEMENTS (outside_dirs); i++)
+    if (outside_dirs[i] != NULL)
+      fsg_test_rm_rf (outside_dirs[i]);
+}
+
+static void
+cleanup_on_fatal_signal (int sig)
+{
+  cleanup_all ();
   signal (sig, SIG_DFL);
   raise (sig);
+}
+
+static void
+install_cleanup (void)
+{
+  static const int signals[] = { SIGABRT, SIGSEGV, SIGPIPE, SIGINT, SIGTERM };
+  static gboolean installed;
+
+  if (installed)
+    return;
+  installed = TRUE;
+  cleanup_owner = getpid ();
+  atexit (cleanup_all);
+  for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
+    signal (signals[i], cleanup_on_fatal_signal);
 }
 
 const char *
 fsg_test_scratch_dir (const char *tag)
 {
-  static const int signals[] = { SIGABRT, SIGSEGV, SIGPIPE, SIGINT, SIGTERM };
   g_autofree char *made = NULL;
 
   if (scratch_dir != NULL)
@@ -228,8 +298,6 @@ fsg_test_scratch_dir (const char *tag)
   made = fsg_test_tmpdir_new (tag);
   scratch_dir = realpath (made, NULL);
   g_assert_nonnull (scratch_dir);
-  atexit (fsg_test_scratch_cleanup);
-  for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
-    signal (signals[i], scratch_on_fatal_signal);
+  install_cleanup ();
   return scratch_dir;
 }

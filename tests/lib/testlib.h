@@ -27,7 +27,8 @@ char *fsg_test_tmpdir_new (const char *tag);
 /* A new directory on the trusted system chain (root-owned, not
  * group/other-writable up to /), where symlinks may choose roots
  * (policy/roots.c): under $FSGATE_BUILDDIR when run as root and that chain
- * is trusted; else NULL and the test is marked skipped. Remove it with
+ * is trusted, else under /var/lib or /run; NULL when none is (the test is
+ * skipped, or failed under FSGATE_TESTS_MUST_RUN). Remove it with
  * fsg_test_tmpdir_free(). (transfer full) */
 char *fsg_test_trusted_tmpdir_new (const char *tag);
 void fsg_test_tmpdir_free (char *path);

@@ -31,8 +31,35 @@ _cleanup () {
     fi
     rm -rf "$TESTDIR"
   fi
+  if [ -n "${_trusted_dir:-}" ] && [ -d "$_trusted_dir" ]; then rm -rf "$_trusted_dir"; fi
 }
 trap _cleanup EXIT
+
+# trusted_tmpdir: make TRUSTED a new directory on the trusted system chain
+# (root-owned, not group/other-writable up to /), where a symlink may choose
+# a root: under $FSGATE_BUILDDIR when that chain is trusted, else under
+# /var/lib or /run (a clone under /var/tmp is not). Fails when not root or
+# none is; removed by the cleanup. Call it in this shell, not in $(...).
+_trusted_dir=
+TRUSTED=
+trusted_tmpdir () {
+  local base d
+  [ "$(id -u)" = 0 ] || return 1
+  for base in "${FSGATE_BUILDDIR:-}" /var/lib /run; do
+    [ -n "$base" ] && base=$(realpath "$base" 2>/dev/null) || continue
+    d=$base
+    while :; do
+      [ "$(stat -c %u "$d")" = 0 ] && [ $(( 0$(stat -c %a "$d") & 022 )) = 0 ] || continue 2
+      [ "$d" = / ] && break
+      d=$(dirname "$d")
+    done
+    _trusted_dir=$(mktemp -d "$base/fsgate-trusted.XXXXXX") || continue
+    chmod 0755 "$_trusted_dir"
+    TRUSTED=$_trusted_dir
+    return 0
+  done
+  return 1
+}
 
 # Not under /tmp: fsgate-run gives every run a private /tmp showing only the
 # roots below it, and the tests need the host's view of their own files

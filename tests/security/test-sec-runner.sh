@@ -170,22 +170,9 @@ is "[1] run 2 from another directory (cwd and HOME not above dataB) with --rw da
   "$rc/$(grep -c "the symlink '$TESTDIR/dataB/build' -> '$TESTDIR/hostB'" <<<"$err")" "2/1"
 # review repro A: a CI workspace owned by another user (nobody, mode 755)
 # under a root-owned chain; its symlink is not the system's either. Needs a
-# root-owned, not group/other-writable chain: the build tree when it is one.
-trusted_chain () {
-  local d=$1
-  while :; do
-    [ "$(stat -c %u "$d")" = 0 ] || return 1
-    [ $(( 0$(stat -c %a "$d") & 022 )) = 0 ] || return 1
-    [ "$d" = / ] && return 0
-    d=$(dirname "$d")
-  done
-}
-BT=
-if [ "$(id -u)" = 0 ] && [ -n "${FSGATE_BUILDDIR:-}" ] && trusted_chain "$(realpath "$FSGATE_BUILDDIR")"; then
-  BT=$(mktemp -d "$(realpath "$FSGATE_BUILDDIR")/sec-runner-trust.XXXXXX")
-  chmod 0755 "$BT"
-fi
-if [ -n "$BT" ]; then
+# root-owned, not group/other-writable chain (trusted_tmpdir).
+if trusted_tmpdir; then
+  BT=$TRUSTED
   mkdir -p "$BT/ci/ws" "$TESTDIR/hostA"
   ln -s "$TESTDIR/hostA" "$BT/ci/ws/build"
   chown -R nobody "$BT/ci/ws"
@@ -201,9 +188,8 @@ if [ -n "$BT" ]; then
   is "[1] control: the same symlink in a root-owned 755 chain is trusted" "$out" "ok"
   out=$(cd "$BT/ci/ws" && run_fsg --profile read-only --rw . --ro ./build -- true 2>&1); rc=$?
   is "[1] ... but not when it lies in a writable root of the same run (2)" "$rc" "2"
-  rm -rf "$BT"
 else
-  skip "[1] repro A: a workspace owned by nobody in a trusted chain" "needs root and a root-owned build tree"
+  skip "[1] repro A: a workspace owned by nobody in a trusted chain" "root and a root-owned directory chain (build tree, /var/lib or /run)"
   skip "[1] ... the error names the symlink and its target" "as above"
   skip "[1] control: the same symlink in a root-owned 755 chain is trusted" "as above"
   skip "[1] ... but not when it lies in a writable root of the same run (2)" "as above"

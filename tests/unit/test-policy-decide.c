@@ -1636,50 +1636,21 @@ thread_walk (gpointer data)
 }
 
 /* Run @data (a GTestFunc) with "@T" in a directory on the trusted system
- * chain (root-owned, not group/other-writable up to /): the build
- * directory when it is one. /tmp is world-writable, so a symlink under it
- * is never trusted as a root (issue 14 item 1). Skips otherwise. */
+ * chain (root-owned, not group/other-writable up to /; see
+ * fsg_test_trusted_tmpdir_new). /tmp is world-writable, so a symlink under
+ * it is never trusted as a root (issue 14 item 1). */
 static void
 run_in_trusted_tree (gconstpointer data)
 {
-  const char *build = g_getenv ("FSGATE_BUILDDIR");
-  g_autofree char *tmpl = NULL;
-  g_autofree char *dir = NULL;
+  char *dir = fsg_test_trusted_tmpdir_new ("decide");
   char *saved = tmp_root;
 
-  if (getuid () != 0 || build == NULL)
-    {
-      g_test_skip ("needs root and FSGATE_BUILDDIR (a trusted, root-owned tree for system symlinks)");
-      return;
-    }
-  tmpl = g_build_filename (build, "decide-trusted-XXXXXX", NULL);
-  g_assert_nonnull (g_mkdtemp_full (tmpl, 0755));
-  dir = realpath (tmpl, NULL);
-  for (char *p = g_strdup (dir);; )
-    {
-      struct stat st;
-      char *slash;
-
-      g_assert_no_errno (lstat (p, &st));
-      if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-        {
-          g_test_skip_printf ("%s is not root-owned or is group/other-writable: no trusted tree", p);
-          g_free (p);
-          fsg_test_rm_rf (dir);
-          return;
-        }
-      slash = strrchr (p, '/');
-      if (slash == p)
-        {
-          g_free (p);
-          break;
-        }
-      *slash = '\0';
-    }
+  if (dir == NULL)
+    return;
   tmp_root = dir;
   ((GTestFunc) data) ();
   tmp_root = saved;
-  fsg_test_rm_rf (dir);
+  fsg_test_tmpdir_free (dir);
 }
 
 static void
