@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -787,8 +788,15 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
   if (spec->stderr_fd >= 0)
     close (spec->stderr_fd);
   {
+    /* I is our child and not reaped: its pidfd cannot name another process.
+     * R signals I through it (timeouts, forwarded signals); -1 where the
+     * kernel has no pidfds (before 5.3): R then uses the pid until SYNCED. */
     FsgCtlMsg msg = { FSG_MSG_INIT_PID, 0, 0, init };
-    fsg_ctl_send (spec->ctl_fd, &msg, -1);
+    int pidfd = pidfd_open (init, 0);
+
+    fsg_ctl_send (spec->ctl_fd, &msg, pidfd);
+    if (pidfd >= 0)
+      close (pidfd);
   }
   while (TRUE)
     {

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -83,6 +84,7 @@ typedef struct
   char *report_name; /* and its last component */
 
   pid_t setup_pid, init_pid, daemon_pid;
+  int init_pidfd; /* I's pidfd from S: signals never reach a reused pid */
   gboolean setup_reaped;
   gboolean sandbox_gone; /* S reaped, or S said every process of it is gone and the view synced */
   gboolean daemon_reaped;
@@ -946,12 +948,39 @@ flush_pty (FsgRun *run)
 
 static void sandbox_ended (FsgRun *run);
 
+/* Signal I, the sandbox's pid 1, while it may live: through its pidfd
+ * (S took it before I could be reaped, so it names I and nothing else),
+ * or by pid where the kernel has no pidfds, never after S said it reaped I
+ * (FSG_MSG_SYNCED) or was reaped itself. FALSE when I is not known. */
+static gboolean
+signal_init (FsgRun *run, int sig)
+{
+  if (run->init_pidfd >= 0)
+    {
+      pidfd_send_signal (run->init_pidfd, sig, NULL, 0);
+      return TRUE;
+    }
+  if (run->init_pid > 0 && !run->setup_reaped)
+    {
+      kill (run->init_pid, sig);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* I is gone (S reaped it): forget it. */
+static void
+forget_init (FsgRun *run)
+{
+  run->init_pid = 0;
+  clear_fd (&run->init_pidfd);
+}
+
 static void
 kill_sandbox (FsgRun *run)
 {
   /* S takes I (PDEATHSIG), and I's death takes the pid namespace. */
-  if (run->init_pid > 0 && !run->setup_reaped)
-    kill (run->init_pid, SIGKILL);
+  signal_init (run, SIGKILL);
   if (run->setup_pid > 0 && !run->setup_reaped)
     kill (run->setup_pid, SIGKILL);
 }
@@ -1014,6 +1043,11 @@ handle_ctl (FsgRun *run)
       }
     case FSG_MSG_INIT_PID:
       run->init_pid = msg.value;
+      if (fd >= 0 && run->init_pidfd < 0)
+        {
+          run->init_pidfd = fd;
+          fd = -1;
+        }
       if (run->interrupted)
         kill_sandbox (run);
       break;
@@ -1039,6 +1073,7 @@ handle_ctl (FsgRun *run)
       break;
     case FSG_MSG_SYNCED:
       fsg_trace ("R", "sandbox synced");
+      forget_init (run); /* S reaped it before the sync */
       if (run->have_status || run->setup_failed)
         sandbox_ended (run);
       break;
@@ -1101,6 +1136,7 @@ reap (FsgRun *run)
         {
           fsg_trace ("R", "S reaped");
           run->setup_reaped = TRUE;
+          forget_init (run);
           sandbox_ended (run);
         }
       else if (p == run->daemon_pid)
@@ -1170,9 +1206,7 @@ handle_signals (FsgRun *run)
               run->abandon_at = g_get_monotonic_time (); /* now */
               break;
             }
-          if (run->init_pid > 0)
-            kill (run->init_pid, sig);
-          else
+          if (!signal_init (run, sig))
             {
               run->interrupted = sig;
               kill_sandbox (run);
@@ -1191,9 +1225,7 @@ on_deadlines (FsgRun *run, gint64 now)
     {
       run->timeout_deadline = 0;
       run->timed_out = TRUE;
-      if (run->init_pid > 0)
-        kill (run->init_pid, SIGUSR1);
-      else
+      if (!signal_init (run, SIGUSR1))
         kill_sandbox (run);
       run->kill_deadline = now + fsg_policy_kill_after_ms (run->policy) * 1000;
     }
@@ -1382,8 +1414,10 @@ stop_daemon (FsgRun *run)
 
   if (run->daemon_pid <= 0 || run->daemon_reaped)
     goto drain;
-  /* The view's mount namespace is gone with the sandbox, so the daemon has
-   * nothing left to serve; it keeps no state worth a graceful stop. */
+  /* Every process of the sandbox is gone and the view is synced (or S was
+   * reaped, and the view's mount namespace with it): the daemon has nothing
+   * left to serve and keeps no state worth a graceful stop. S may still be
+   * tearing its namespaces down; unmounting needs no daemon. */
   fsg_trace ("R", "kill D");
   kill (run->daemon_pid, SIGKILL);
   deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
@@ -1686,6 +1720,7 @@ run_clear (FsgRun *run)
   clear_fd (&run->reserved_fd);
   clear_fd (&run->report_dirfd);
   clear_fd (&run->daemon_ready_rd);
+  clear_fd (&run->init_pidfd);
   g_clear_pointer (&run->report_name, g_free);
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
@@ -2080,7 +2115,10 @@ run_supervise (FsgRun *run)
       pid_t p = waitpid (run->setup_pid, &st, run->sandbox_gone ? WNOHANG : 0);
 
       if (p == run->setup_pid || (p < 0 && errno == ECHILD))
-        run->setup_reaped = TRUE;
+        {
+          run->setup_reaped = TRUE;
+          forget_init (run);
+        }
       else if (p == 0)
         break;
     }
@@ -2254,6 +2292,7 @@ fsg_run (const FsgRunOptions *opts)
   run->start_us = g_get_monotonic_time ();
   run->ctl = run->sigfd = run->listener = run->audit_rd = -1;
   run->out_rd = run->err_rd = run->pty_master = run->reserved_fd = run->report_dirfd = -1;
+  run->init_pidfd = -1;
   run->daemon_ready_rd = -1;
   run->spec.ctl_fd = run->spec.runner_ctl_fd = -1;
   run->spec.stdout_fd = run->spec.stderr_fd = -1;

@@ -57,6 +57,38 @@ for i in $(seq 20); do [ -z "$(survivors)" ] && break; sleep 0.05; done
 is "fsgate-run killed with SIGKILL: no process survives after 1 s" "$(survivors)" ""
 check "... and no fsgate helper process either" test -z "$(pgrep -f 'fsgate-(fuse|setup|init)' | xargs -r ps -o pid=,ppid= -p | awk -v p=$rp '$2==p')"
 
+# fsgate-run signals only its own children by pid (S and D, whose pids
+# cannot be reused before it reaps them) and I, S's child, only through
+# the pidfd S took: I's pid is free once S reaped it, and a kill() to it
+# could hit any process. Traced: an ordinary run, a timeout that needs
+# SIGKILL (kill deadline), a forwarded signal.
+if command -v strace >/dev/null; then
+  traced () { timeout -k 5 60 strace -f -qq -e trace=kill,pidfd_send_signal,clone,clone3,fork,vfork \
+                -e signal=none -o "$@"; }
+  for case in plain:0 timeout:124 signal:143; do
+    want=${case#*:} case=${case%:*}
+    log="$TESTDIR/strace-$case.log"
+    case $case in
+      plain) traced "$log" "$FSGATE_RUN" -- true; rc=$? ;;
+      timeout) traced "$log" "$FSGATE_RUN" --timeout 1s --kill-after 1s -- sh -c "trap '' USR1 TERM; sleep $MARK"; rc=$? ;;
+      signal) traced "$log" "$FSGATE_RUN" -- sh -c "touch ready-strace; sleep $MARK" & sp=$!; track $sp
+              wait_for "$WORK/ready-strace"
+              kill -TERM "$(awk 'NR == 1 { print $1 }' "$log")"; wait $sp; rc=$? ;; # R: the log's first pid
+    esac
+    is "$case run under strace: exit $want" "$rc" "$want"
+    # R is the first process of the log; its children are what its clones returned
+    bad=$(awk 'NR == 1 { r = $1 }
+               $1 == r && $2 ~ /^(clone|clone3|fork|vfork)\(/ { kids[$NF] = 1 }
+               $1 == r && $2 ~ /^kill\(/ { t = $2; sub(/^kill\(/, "", t); sub(/,.*/, "", t);
+                                          if (!(t in kids)) print $0 }' "$log")
+    is "... fsgate-run kill()s only its own children" "$bad" ""
+    [ "$case" = plain ] || check "... and signals the sandbox's init through its pidfd" \
+      grep -q "^[0-9]* pidfd_send_signal(" "$log"
+  done
+else
+  skip "fsgate-run kill()s only its own children" "strace"
+fi
+
 # The FUSE daemon dies during the run: exit 125, distinct reason.
 echo data > "$WORK/file"
 "$FSGATE_RUN" --json "$TESTDIR/d.json" -- sh -c "touch ready-d; while cat file >/dev/null; do sleep 0.1; done; echo 'view gone' >&2; sleep $MARK" 2>"$TESTDIR/d.err" &
