@@ -1761,6 +1761,7 @@ fsg_policy_free (FsgPolicy *policy)
   g_mutex_clear (&policy->denied_lock);
   fsg_denied_links_free (policy->denied_links);
   g_strfreev (policy->hybrid_tree_list);
+  g_strfreev (policy->hybrid_hole_list);
   g_free (policy->profile);
   g_ptr_array_unref (policy->rules);
   g_free (policy->pub_rules);

@@ -188,6 +188,7 @@ struct _FsgPolicy
   GMutex denied_lock;
   FsgDeniedLinks *denied_links;
   char **hybrid_tree_list;
+  char **hybrid_hole_list; /* the holes in effect (fsg_policy_hybrid_holes) */
 };
 
 /* Compile the engine for @policy's rules (decide.c). */

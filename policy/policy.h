@@ -361,6 +361,8 @@ typedef struct
   guint64 dev, ino;    /* its identity when planned */
   guint64 nlink;       /* its subdirectories + 2, on most file systems */
   char *served_why;    /* NULL: bound */
+  char **holes;        /* NULL, or the holes below it (NULL-terminated,
+                        * absolute): served by the daemon inside the bind */
 } FsgHybridTree;
 
 /* At most this many trees are bound (FSGATE_HYBRID_MAX overrides): the
@@ -378,8 +380,19 @@ gboolean fsg_policy_hybrid_enabled (const FsgPolicy *policy, const char **out_wh
 gboolean fsg_policy_hybrid_env_check (GError **error);
 /* The hybrid trees, below which binds are made: the system trees
  * (fsg_policy_secret_pruned) and the policy's `hybrid-trees`, sorted, none
- * inside another. NULL-terminated, owned by the policy. */
+ * inside another unless a hole lies between them. NULL-terminated, owned
+ * by the policy. */
 const char *const *fsg_policy_hybrid_trees (const FsgPolicy *policy);
+/* Directories inside the system trees that the machine's administrator
+ * fills, not the distribution: /usr/local, the prefix of software built
+ * from source, whose daemons keep their sockets in /usr/local/var/run. A
+ * bind of a tree above one leaves it to the daemon (fsgate-run mounts the
+ * view's own directory back over it: a hole). */
+extern const char *const fsg_policy_hybrid_holes[];
+/* The holes in effect for @policy: fsg_policy_hybrid_holes, less those its
+ * `hybrid-trees` names (or names a directory above, other than a system
+ * tree). NULL-terminated, owned by the policy. */
+const char *const *fsg_policy_hybrid_hole_list (const FsgPolicy *policy);
 
 /* fsgate-run's hybrid plan: walks each hybrid tree through directories that
  * are not uniform and returns the maximal uniform ones, sorted by path, each
@@ -390,7 +403,7 @@ const char *const *fsg_policy_hybrid_trees (const FsgPolicy *policy);
  * (transfer full) GPtrArray of FsgHybridTree */
 GPtrArray *fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo);
 
-/* The bound tree of @plan that holds @path, or NULL. */
+/* The bound tree of @plan that holds @path outside its holes, or NULL. */
 const FsgHybridTree *fsg_hybrid_plan_find (GPtrArray *plan, const char *path);
 
 /* ---- Explaining -------------------------------------------------------- */

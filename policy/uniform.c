@@ -23,7 +23,9 @@
  * plain, non-recursive bind shows exactly as the view would:
  *  - inside a hybrid tree: trees that hold no host sockets or FIFOs
  *    (through the view a socket cannot be connected to and a FIFO is the
- *    view's own; through a bind they would be the host's);
+ *    view's own; through a bind they would be the host's); the
+ *    administrator's /usr/local, where software built from source keeps
+ *    its sockets, stays served inside a bind of /usr (a hole, below);
  *  - read-only (a writable bind would lose what the daemon adds to writes:
  *    denial records, git protection, set-id stripping, refusal of writes
  *    to multiply-linked files);
@@ -185,6 +187,7 @@ typedef struct
   GArray *targets; /* DenyTarget */
   GArray *linked;  /* LinkedDir */
   GPtrArray *out;  /* FsgHybridTree* */
+  const char *const *holes; /* the holes in effect strictly below the tree walked */
   guint dirs_read;
   GHashTable *uniform_sets[2]; /* ro, rw: interned set -> 1 uniform, 2 not */
 } Plan;
@@ -281,6 +284,7 @@ fsg_hybrid_tree_free (FsgHybridTree *tree)
     return;
   g_free (tree->path);
   g_free (tree->served_why);
+  g_strfreev (tree->holes);
   g_free (tree);
 }
 
@@ -304,6 +308,35 @@ static char *
 join (const char *dir, const char *name)
 {
   return strcmp (dir, "/") == 0 ? g_strconcat ("/", name, NULL) : g_strconcat (dir, "/", name, NULL);
+}
+
+/* The hole of the tree walked that holds @path, or NULL. */
+static const char *
+hole_holding (const Plan *plan, const char *path)
+{
+  for (guint i = 0; plan->holes[i] != NULL; i++)
+    if (fsg_path_within (path, plan->holes[i]))
+      return plan->holes[i];
+  return NULL;
+}
+
+/* The holes of the tree walked strictly below @path (NULL when none). */
+static char **
+holes_below (const Plan *plan, const char *path)
+{
+  GPtrArray *out = NULL;
+
+  for (guint i = 0; plan->holes[i] != NULL; i++)
+    if (fsg_path_within (plan->holes[i], path) && strcmp (plan->holes[i], path) != 0)
+      {
+        if (out == NULL)
+          out = g_ptr_array_new ();
+        g_ptr_array_add (out, g_strdup (plan->holes[i]));
+      }
+  if (out == NULL)
+    return NULL;
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (out, FALSE);
 }
 
 /* Why the view must serve uniform @path after all, or NULL. */
@@ -459,12 +492,19 @@ place_uniform (Plan *plan, int dfd, const char *path, const FsgPathState *state,
                const DirInfo *info, guint depth)
 {
   const FsgMount *m;
+  const char *hole;
+  char *why;
 
   /* fsgate-run's own mounts (fsg_policy_run_place(); its resolver
    * directory is denied, so never inside a uniform tree) */
   if (fsg_path_within (path, "/tmp") || fsg_path_within (path, "/proc") ||
       fsg_path_within (path, "/sys") || fsg_path_within (path, "/dev"))
     return add_tree (plan, path, state, info, g_strdup ("fsgate-run mounts its own there"));
+  if ((hole = hole_holding (plan, path)) != NULL)
+    return add_tree (plan, path, state, info,
+                     g_strdup_printf ("in %s, which the administrator fills (sockets of software "
+                                      "built from source): name it in hybrid-trees to bind it",
+                                      hole));
   if (state->access != FSG_ACCESS_RO)
     return add_tree (plan, path, state, info,
                      g_strdup ("writable (the view records, refuses or protects some writes)"));
@@ -489,7 +529,10 @@ place_uniform (Plan *plan, int dfd, const char *path, const FsgPathState *state,
     return add_tree (plan, path, state, info,
                      g_strdup_printf ("on a %s mount (only disk file systems are bound)",
                                       m ? m->fstype : "unknown"));
-  add_tree (plan, path, state, info, identity_conflict (plan, info));
+  why = identity_conflict (plan, info);
+  add_tree (plan, path, state, info, why);
+  if (why == NULL)
+    ((FsgHybridTree *) plan->out->pdata[plan->out->len - 1])->holes = holes_below (plan, path);
 }
 
 /* A directory that is not uniform: look at its subdirectories when a
@@ -654,32 +697,92 @@ fsg_policy_hybrid_enabled (const FsgPolicy *policy, const char **out_why_off)
   return why == NULL;
 }
 
+const char *const fsg_policy_hybrid_holes[] = {
+  "/usr/local",
+  NULL,
+};
+
+static gboolean
+is_system_tree (const char *path)
+{
+  for (guint i = 0; fsg_policy_secret_pruned[i] != NULL; i++)
+    if (strcmp (fsg_policy_secret_pruned[i], path) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Both lists, under denied_lock. */
+static void
+ensure_hybrid_lists (FsgPolicy *p)
+{
+  GPtrArray *all, *out, *holes;
+
+  if (p->hybrid_tree_list != NULL)
+    return;
+  holes = g_ptr_array_new ();
+  for (guint h = 0; fsg_policy_hybrid_holes[h] != NULL; h++)
+    {
+      const char *hole = fsg_policy_hybrid_holes[h];
+      gboolean named = FALSE;
+
+      for (guint i = 0; i < p->hybrid_trees->len && !named; i++)
+        {
+          const char *t = p->hybrid_trees->pdata[i];
+
+          named = strcmp (t, hole) == 0 || (fsg_path_within (hole, t) && !is_system_tree (t));
+        }
+      if (!named)
+        g_ptr_array_add (holes, g_strdup (hole));
+    }
+  g_ptr_array_add (holes, NULL);
+  p->hybrid_hole_list = (char **) g_ptr_array_free (holes, FALSE);
+
+  all = g_ptr_array_new ();
+  out = g_ptr_array_new ();
+  for (guint i = 0; fsg_policy_secret_pruned[i] != NULL; i++)
+    g_ptr_array_add (all, (gpointer) fsg_policy_secret_pruned[i]);
+  for (guint i = 0; i < p->hybrid_trees->len; i++)
+    g_ptr_array_add (all, p->hybrid_trees->pdata[i]);
+  g_ptr_array_sort (all, by_string);
+  /* a tree inside another one listed is walked with it, unless a hole
+   * lies between them (/usr/local/cuda below /usr) */
+  for (guint i = 0; i < all->len; i++)
+    {
+      const char *t = all->pdata[i];
+      const char *last = out->len ? out->pdata[out->len - 1] : NULL;
+      gboolean inside = last != NULL && fsg_path_within (t, last);
+
+      for (guint h = 0; inside && p->hybrid_hole_list[h] != NULL; h++)
+        if (fsg_path_within (t, p->hybrid_hole_list[h]) && !fsg_path_within (last, p->hybrid_hole_list[h]))
+          inside = FALSE;
+      if (!inside && (last == NULL || strcmp (t, last) != 0))
+        g_ptr_array_add (out, g_strdup (t));
+    }
+  g_ptr_array_add (out, NULL);
+  g_ptr_array_unref (all);
+  p->hybrid_tree_list = (char **) g_ptr_array_free (out, FALSE);
+}
+
 const char *const *
 fsg_policy_hybrid_trees (const FsgPolicy *policy)
 {
   FsgPolicy *p = (FsgPolicy *) policy;
 
   g_mutex_lock (&p->denied_lock);
-  if (p->hybrid_tree_list == NULL)
-    {
-      GPtrArray *all = g_ptr_array_new ();
-      GPtrArray *out = g_ptr_array_new ();
-
-      for (guint i = 0; fsg_policy_secret_pruned[i] != NULL; i++)
-        g_ptr_array_add (all, (gpointer) fsg_policy_secret_pruned[i]);
-      for (guint i = 0; i < policy->hybrid_trees->len; i++)
-        g_ptr_array_add (all, policy->hybrid_trees->pdata[i]);
-      g_ptr_array_sort (all, by_string);
-      /* a tree inside another one listed is walked with it */
-      for (guint i = 0; i < all->len; i++)
-        if (out->len == 0 || !fsg_path_within (all->pdata[i], out->pdata[out->len - 1]))
-          g_ptr_array_add (out, g_strdup (all->pdata[i]));
-      g_ptr_array_add (out, NULL);
-      g_ptr_array_unref (all);
-      p->hybrid_tree_list = (char **) g_ptr_array_free (out, FALSE);
-    }
+  ensure_hybrid_lists (p);
   g_mutex_unlock (&p->denied_lock);
   return (const char *const *) p->hybrid_tree_list;
+}
+
+const char *const *
+fsg_policy_hybrid_hole_list (const FsgPolicy *policy)
+{
+  FsgPolicy *p = (FsgPolicy *) policy;
+
+  g_mutex_lock (&p->denied_lock);
+  ensure_hybrid_lists (p);
+  g_mutex_unlock (&p->denied_lock);
+  return (const char *const *) p->hybrid_hole_list;
 }
 
 static int
@@ -733,6 +836,7 @@ fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
 {
   Plan plan = { 0 };
   const char *const *trees = fsg_policy_hybrid_trees (policy);
+  const char *const *all_holes = fsg_policy_hybrid_hole_list (policy);
 
   plan.policy = policy;
   plan.uniform_sets[0] = g_hash_table_new (NULL, NULL);
@@ -748,8 +852,15 @@ fsg_policy_hybrid_plan (const FsgPolicy *policy, const char *mountinfo)
   for (guint i = 0; trees[i] != NULL; i++)
     {
       FsgPathState state = fsg_policy_walk (policy, trees[i]);
+      g_autoptr(GPtrArray) tree_holes = g_ptr_array_new ();
       DirInfo info;
       int fd;
+
+      for (guint h = 0; all_holes[h] != NULL; h++)
+        if (fsg_path_within (all_holes[h], trees[i]) && strcmp (all_holes[h], trees[i]) != 0)
+          g_ptr_array_add (tree_holes, (gpointer) all_holes[h]);
+      g_ptr_array_add (tree_holes, NULL);
+      plan.holes = (const char *const *) tree_holes->pdata;
 
       if (state.access < FSG_ACCESS_RO || strcmp (trees[i], "/") == 0)
         continue;
@@ -799,7 +910,13 @@ fsg_hybrid_plan_find (GPtrArray *plan, const char *path)
     {
       const FsgHybridTree *t = plan->pdata[i];
 
-      if (t->served_why == NULL && fsg_path_within (path, t->path))
+      gboolean in_hole = FALSE;
+
+      if (t->served_why != NULL || !fsg_path_within (path, t->path))
+        continue;
+      for (guint h = 0; t->holes != NULL && t->holes[h] != NULL; h++)
+        in_hole |= fsg_path_within (path, t->holes[h]);
+      if (!in_hole)
         return t;
     }
   return NULL;

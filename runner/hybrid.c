@@ -14,9 +14,16 @@
  * (st_dev, st_ino); the place in the view is opened beneath the view
  * without following symlinks. A directory that changed since the plan, that
  * the view no longer shows, or below which a host mount appeared since, is
- * left to the daemon (same decisions).
- * Any other failure stops the run (exit 125): the plan printed by -v must
- * be what the command gets. On by default; FSGATE_HYBRID=0 or the policy's
+ * left to the daemon (same decisions), and I tells R (FSG_MSG_BIND_SKIPPED,
+ * so the report lists what was bound).
+ *
+ * A hole (fsg_policy_hybrid_holes: /usr/local) below a bound tree stays
+ * the daemon's: before the bind covers it, the view's own directory there
+ * is cloned (recursively, with the run's mounts below it), and after the
+ * bind the clone is mounted over the host's directory inside it. Where the
+ * host has no directory there (now), no hole is needed.
+ * Any other failure stops the run (exit 125): never a bind without its
+ * holes, nor with other flags. On by default; FSGATE_HYBRID=0 or the policy's
  * `hybrid = off` turns it off (docs/security.md, "Hybrid view", says what
  * a bind exposes).
  */
@@ -106,7 +113,13 @@ describe (GPtrArray *plan, const char *off)
       const FsgHybridTree *t = plan->pdata[i];
 
       if (t->served_why == NULL)
-        g_string_append_printf (bound, "%s%s", n++ ? " " : "", t->path);
+        {
+          g_string_append_printf (bound, "%s%s", n++ ? " " : "", t->path);
+          for (guint h = 0; t->holes != NULL && t->holes[h] != NULL; h++)
+            g_string_append_printf (bound, "%s%s", h ? ", " : " (less ", t->holes[h]);
+          if (t->holes != NULL)
+            g_string_append_c (bound, ')');
+        }
       else if (g_str_has_prefix (t->served_why, "beyond "))
         beyond++;
       else
@@ -140,6 +153,7 @@ typedef struct
 {
   guint64 entries, max;
   GPtrArray *found; /* "PATH (socket)" */
+  char *const *holes; /* of the tree scanned: served, not scanned */
 } Scan;
 
 static void
@@ -176,12 +190,17 @@ scan_tree (Scan *sc, int dfd, const char *path, guint depth)
                                                      type == DT_SOCK ? "socket" : "FIFO"));
       else if (type == DT_DIR && depth < 64)
         {
-          int sub = openat (dirfd (dir), de->d_name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+          g_autofree char *subpath = g_strconcat (path, "/", de->d_name, NULL);
+          gboolean hole = FALSE;
+          int sub;
 
+          for (guint h = 0; sc->holes != NULL && sc->holes[h] != NULL; h++)
+            hole |= strcmp (sc->holes[h], subpath) == 0;
+          if (hole)
+            continue;
+          sub = openat (dirfd (dir), de->d_name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
           if (sub >= 0)
             {
-              g_autofree char *subpath = g_strconcat (path, "/", de->d_name, NULL);
-
               scan_tree (sc, sub, subpath, depth + 1);
               close (sub);
             }
@@ -215,6 +234,7 @@ fsg_hybrid_doctor_check (const FsgPolicy *policy)
       if (fd < 0)
         continue;
       n_trees++;
+      sc.holes = t->holes;
       scan_tree (&sc, fd, strcmp (t->path, "/") == 0 ? "" : t->path, 0);
       close (fd);
     }
@@ -269,6 +289,22 @@ fsg_hybrid_prepare (FsgSandboxSpec *spec, GPtrArray *strings, const FsgPolicy *p
       binds[n].target_rel = source + 1; /* beneath the view */
       binds[n].dev = t->dev;
       binds[n].ino = t->ino;
+      if (t->holes != NULL)
+        {
+          guint k = g_strv_length (t->holes);
+          const char **rel = g_new0 (const char *, k + 1);
+
+          g_ptr_array_add (strings, rel);
+          for (guint h = 0; h < k; h++)
+            {
+              char *copy = g_strdup (t->holes[h] + strlen (t->path) + 1); /* strictly below */
+
+              g_ptr_array_add (strings, copy);
+              rel[h] = copy;
+            }
+          binds[n].holes_rel = rel;
+          binds[n].n_holes = k;
+        }
       n++;
     }
   spec->binds = binds;
@@ -286,6 +322,132 @@ open_beneath (int dirfd, const char *path, guint64 resolve)
   return (int) syscall (SYS_openat2, dirfd, path, &how, sizeof how);
 }
 
+#define MAX_HOLES 8
+
+static void
+close_all (int *fds, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+/* Bind @b; 0 when made or left to the daemon (*out_skipped), else -errno. */
+static int
+bind_one (int view, const FsgHybridBind *b, gboolean *out_skipped)
+{
+  struct mount_attr attr = { 0 };
+  struct stat st;
+  int holes[MAX_HOLES];
+  guint n_holes = b->n_holes < MAX_HOLES ? b->n_holes : MAX_HOLES;
+  int src, dst, tree, err = 0;
+
+  *out_skipped = TRUE;
+  if (b->n_holes > MAX_HOLES)
+    return -E2BIG;
+  src = open_beneath (AT_FDCWD, b->source, 0);
+  if (src < 0)
+    {
+      if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+        return 0; /* changed since the plan: the daemon serves it */
+      return -errno;
+    }
+  if (fstat (src, &st) < 0 || (guint64) st.st_dev != b->dev || (guint64) st.st_ino != b->ino)
+    {
+      close (src);
+      return 0;
+    }
+  dst = open_beneath (view, b->target_rel, RESOLVE_BENEATH);
+  if (dst < 0)
+    {
+      err = errno;
+      close (src);
+      if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EACCES)
+        return 0; /* not a directory in the view (now) */
+      return -err;
+    }
+  /* the view's own directories at the holes, before the bind covers them
+   * (-1: the view shows none there) */
+  for (guint h = 0; h < n_holes; h++)
+    {
+      int at = open_beneath (dst, b->holes_rel[h], RESOLVE_BENEATH);
+
+      holes[h] = -1;
+      if (at < 0)
+        continue;
+      holes[h] = (int) syscall (SYS_open_tree, at, "",
+                                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+      if (holes[h] < 0)
+        {
+          err = errno;
+          close (at);
+          close_all (holes, h);
+          close (src);
+          close (dst);
+          return -err;
+        }
+      close (at);
+    }
+  tree = (int) syscall (SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (tree < 0 && errno == EINVAL)
+    {
+      /* a host mount appeared below since the plan (a non-recursive
+       * clone would hide what is under it): the daemon serves it */
+      close_all (holes, n_holes);
+      close (src);
+      close (dst);
+      return 0;
+    }
+  if (tree < 0)
+    err = errno;
+  else
+    {
+      attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+      if (syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0
+          || syscall (SYS_move_mount, tree, "", dst, "",
+                      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        err = errno;
+      close (tree);
+    }
+  close (src);
+  close (dst);
+  if (err != 0)
+    {
+      close_all (holes, n_holes);
+      return -err;
+    }
+  *out_skipped = FALSE;
+  if (n_holes == 0)
+    return 0;
+  /* The holes, inside the bind now: opened again from the view, so the
+   * walk crosses into the new mount. A failure here fails the run, which
+   * has not started: a bind never stands without its holes. */
+  dst = open_beneath (view, b->target_rel, RESOLVE_BENEATH);
+  if (dst < 0)
+    err = errno;
+  for (guint h = 0; err == 0 && h < n_holes; h++)
+    {
+      int at = open_beneath (dst, b->holes_rel[h], RESOLVE_BENEATH);
+
+      if (at < 0)
+        {
+          if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+            err = errno;
+          continue; /* no directory on the host there: nothing to cover */
+        }
+      if (holes[h] < 0)
+        err = ENOENT; /* a host directory the view does not show */
+      else if (syscall (SYS_move_mount, holes[h], "", at, "",
+                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        err = errno;
+      close (at);
+    }
+  if (dst >= 0)
+    close (dst);
+  close_all (holes, n_holes);
+  return -err;
+}
+
 /* Returns 0, or -errno with *out_index the bind that failed. */
 int
 fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index)
@@ -300,62 +462,21 @@ fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index)
     return -errno;
   for (guint i = 0; i < spec->n_binds; i++)
     {
-      const FsgHybridBind *b = &spec->binds[i];
-      struct mount_attr attr = { 0 };
-      struct stat st;
-      int src, dst, tree, err = 0;
+      gboolean skipped;
+      int r;
 
       *out_index = i;
-      src = open_beneath (AT_FDCWD, b->source, 0);
-      if (src < 0)
-        {
-          if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
-            continue; /* changed since the plan: the daemon serves it */
-          err = errno;
-          close (view);
-          return -err;
-        }
-      if (fstat (src, &st) < 0 || (guint64) st.st_dev != b->dev || (guint64) st.st_ino != b->ino)
-        {
-          close (src);
-          continue;
-        }
-      dst = open_beneath (view, b->target_rel, RESOLVE_BENEATH);
-      if (dst < 0)
-        {
-          err = errno;
-          close (src);
-          if (err == ENOENT || err == ELOOP || err == ENOTDIR || err == EACCES)
-            continue; /* not a directory in the view (now) */
-          close (view);
-          return -err;
-        }
-      tree = (int) syscall (SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-      if (tree < 0 && errno == EINVAL)
-        {
-          /* a host mount appeared below since the plan (a non-recursive
-           * clone would hide what is under it): the daemon serves it */
-          close (src);
-          close (dst);
-          continue;
-        }
-      if (tree < 0)
-        err = errno;
-      else
-        {
-          attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-          if (syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0
-              || syscall (SYS_move_mount, tree, "", dst, "",
-                          MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-            err = errno;
-          close (tree);
-        }
-      close (src);
-      close (dst);
-      if (err != 0)
+      r = bind_one (view, &spec->binds[i], &skipped);
+      if (r < 0)
         {
           close (view);
-          return -err;
+          return r;
+        }
+      if (skipped)
+        {
+          FsgCtlMsg msg = { FSG_MSG_BIND_SKIPPED, 0, 0, i };
+
+          fsg_ctl_send (spec->ctl_fd, &msg, -1);
         }
     }
   close (view);

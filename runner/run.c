@@ -109,6 +109,7 @@ typedef struct
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
   gboolean landlock;     /* the command is in the fallback's Landlock domain */
   gboolean hybrid_planned; /* the hybrid view was planned (spec.binds) */
+  gboolean *bind_skipped;  /* [spec.n_binds]: I left it to the daemon (FSG_MSG_BIND_SKIPPED) */
   const char *hybrid_off;  /* why it is off (static), or NULL */
   gboolean mount_tmp;     /* private /tmp with no root below it: the daemon stubs /tmp */
   GPtrArray *stubs;       /* more directories the daemon shows empty (/run, /sys) */
@@ -1068,6 +1069,15 @@ handle_ctl (FsgRun *run)
     case FSG_MSG_NO_LISTENER:
       run->notify_unavailable = TRUE;
       break;
+    case FSG_MSG_BIND_SKIPPED:
+      if (msg.value >= 0 && (guint) msg.value < run->spec.n_binds && run->bind_skipped != NULL)
+        {
+          run->bind_skipped[msg.value] = TRUE;
+          if (run->opts->verbose)
+            g_printerr ("fsgate-run: hybrid view: %s changed since the plan: the daemon serves it\n",
+                        run->spec.binds[msg.value].source);
+        }
+      break;
     case FSG_MSG_LANDLOCK:
       run->landlock = TRUE;
       break;
@@ -1598,7 +1608,8 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
       fsg_json_key (w, "bound");
       fsg_json_begin_array (w);
       for (guint i = 0; i < run->spec.n_binds; i++)
-        fsg_json_string (w, run->spec.binds[i].source);
+        if (!run->bind_skipped[i])
+          fsg_json_string (w, run->spec.binds[i].source);
       fsg_json_end_array (w);
       if (run->hybrid_off != NULL)
         {
@@ -1721,6 +1732,7 @@ run_clear (FsgRun *run)
   clear_fd (&run->report_dirfd);
   clear_fd (&run->daemon_ready_rd);
   clear_fd (&run->init_pidfd);
+  g_clear_pointer (&run->bind_skipped, g_free);
   g_clear_pointer (&run->report_name, g_free);
   clear_fd (&run->spec.ctl_fd);
   if (run->spec.stdout_fd >= 0)
@@ -2001,6 +2013,7 @@ run_prepare (FsgRun *run, GError **error)
   run->hybrid_off = fsg_hybrid_prepare (&run->spec, run->strings, opts->policy,
                                         opts->verbose > 0);
   run->hybrid_planned = TRUE;
+  run->bind_skipped = g_new0 (gboolean, run->spec.n_binds + 1);
   run->spec.steps = (const FsgMountStep *) run->steps->data;
   run->spec.n_steps = run->steps->len;
 

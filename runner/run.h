@@ -179,7 +179,7 @@ typedef enum
   FSG_MSG_MAPS_DONE = 1, /* R -> S: R wrote the id maps (root runs) */
   FSG_MSG_GO,            /* R -> S: the daemon serves the view */
   FSG_MSG_FUSE_FD,       /* S -> R, with the /dev/fuse fd */
-  FSG_MSG_INIT_PID,      /* S -> R: value = host pid of I */
+  FSG_MSG_INIT_PID,      /* S -> R: value = host pid of I, with its pidfd (or none) */
   FSG_MSG_PTY_MASTER,    /* I -> R, with the pty master */
   FSG_MSG_LISTENER,      /* C -> R, with the seccomp notification fd */
   FSG_MSG_NO_LISTENER,   /* C -> R: notify unavailable, plain EACCES filter */
@@ -190,6 +190,8 @@ typedef enum
   FSG_MSG_LANDLOCK,      /* C -> R: the command is in the fallback's Landlock domain */
   FSG_MSG_SYNCED,        /* S -> R: I and every process of the sandbox are gone, and
                           * the view's dirty data is on the host (syncfs) */
+  FSG_MSG_BIND_SKIPPED,  /* I -> R: value = index of a hybrid bind not made (the
+                          * directory changed since the plan): the daemon serves it */
 } FsgMsgType;
 
 /* Which /proc the command got (proc.c, docs/security.md "The /proc
@@ -279,6 +281,9 @@ typedef struct
   const char *source;     /* host directory, canonical */
   const char *target_rel; /* the same path below the view */
   guint64 dev, ino;       /* what the plan saw there */
+  const char *const *holes_rel; /* below it, served by the daemon: the view's
+                                 * own directory is mounted back over each */
+  guint n_holes;
 } FsgHybridBind;
 
 /* Everything the sandbox side needs, prepared by R before clone(). */

@@ -140,7 +140,7 @@ out=$("$FSGATE_RUN" --doctor 2>&1)
 check "fsgate-run --doctor names what is bound" grep -q '^info  hybrid view: .* bound read-only (.*/usr' <<< "$out"
 check "... and found no host socket or FIFO below it" grep -q '^ok    hybrid view: no host socket or FIFO below the bound directories' <<< "$out"
 out=$(FSGATE_HYBRID_MAX=1 run_fsg -v -- sh -c 'grep -c . /proc/self/mountinfo' 2>&1)
-check "FSGATE_HYBRID_MAX=1: 1 tree bound, the rest served" grep -q 'hybrid view: 1 host directory bound read-only (/[^ )]*).* more uniform directories served beyond the first 1 binds' <<< "$out"
+check "FSGATE_HYBRID_MAX=1: 1 tree bound, the rest served" grep -q 'hybrid view: 1 host directory bound read-only (/[^ )]*\( (less [^)]*)\)\?).* more uniform directories served beyond the first 1 binds' <<< "$out"
 
 # The one documented difference: operations across a bind's edge are refused
 # with the mount-point errnos (rename/rmdir of the bound directory: EBUSY;
@@ -227,6 +227,120 @@ out=$("$FSGATE_RUN" --policy "$TESTDIR/sock-tree.ini" --doctor 2>&1)
 check "a hybrid tree that holds them: --doctor warns, naming the socket" \
   grep -q "^warn  hybrid view: .*$S/host.sock (socket)" <<< "$out"
 check "... and the FIFO" grep -q "^warn  hybrid view: .*$S/host.fifo (FIFO)" <<< "$out"
+
+# /usr/local is the administrator's, not the distribution's: software built
+# from source keeps its sockets in /usr/local/var/run. A bind of /usr leaves
+# it to the daemon (a hole), so a host daemon's socket there refuses as it
+# does through the pure view; naming /usr/local in hybrid-trees binds it
+# (the positive control). In a private mount namespace where /usr is an
+# overlay with its upper layer here, so the host's /usr is never written:
+# first the socket on /usr's own file system (one bind of /usr with the
+# hole), then on a tmpfs mounted at /usr/local/var (/usr is split).
+printf '[policy]\nprofile = workspace-write\n[filesystem]\nhybrid-trees = /usr/local\n' > "$TESTDIR/local.ini"
+mkdir -p "$TESTDIR/usr-ov/u" "$TESTDIR/usr-ov/w"
+usr_local_out=$(unshare -m --propagation private env TESTDIR="$TESTDIR" FSGATE="$FSGATE" bash -c '
+  set -u
+  mount -t overlay fsgate-test-usr -o "lowerdir=/usr,upperdir=$TESTDIR/usr-ov/u,workdir=$TESTDIR/usr-ov/w" /usr ||
+    { echo "no overlay on /usr"; exit 0; }
+  probe="import socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print(\"connect=OK\")
+except OSError as e:
+    print(\"connect=\" + e.__class__.__name__)"
+  listen () { # DIR: a host daemon listening on DIR/d.sock
+    mkdir -p "$1"
+    python3 -c "import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1] + \"/d.sock\"); s.listen(8)
+open(sys.argv[1] + \"/ready\", \"w\").close()
+while True: s.accept()[0].close()" "$1" &
+    pids+=($!)
+    for _ in $(seq 600); do [ -e "$1/ready" ] && break; sleep 0.05; done
+  }
+  pids=()
+  trap "kill \${pids[*]} 2>/dev/null" EXIT
+  for where in same-fs tmpfs; do
+    d=/usr/local/fsgate-test-$where
+    if [ $where = tmpfs ]; then
+      mkdir -p /usr/local/var && mount -t tmpfs fsgate-test-ulv /usr/local/var || { echo "no tmpfs"; exit 0; }
+      d=/usr/local/var/run/fsgate-test
+    fi
+    listen "$d"
+    echo "$where native: $(python3 -c "$probe" "$d/d.sock")"
+    for m in 1 0; do
+      echo "$where hybrid=$m: $(FSGATE_HYBRID=$m "$FSGATE_RUN" --quiet -- python3 -c "$probe" "$d/d.sock" 2>&1)"
+    done
+    echo "$where named: $("$FSGATE_RUN" --quiet --policy "$TESTDIR/local.ini" -- \
+      python3 -c "$probe" "$d/d.sock" 2>&1)"
+    echo "$where -v: $("$FSGATE_RUN" -v -- true 2>&1 | grep -o "hybrid view: .*")"
+    echo "$where explain: $("$FSGATE" explain "$d/d.sock" /usr/bin/env | grep -o "\[bound: [^]]*\]" | tr "\n" " ")"
+    echo "$where doctor: $("$FSGATE_RUN" --doctor 2>&1 | grep -o "hybrid view: no host socket or FIFO below")"
+  done
+' 2>&1)
+diag "$usr_local_out"
+for where in same-fs tmpfs; do
+  usr=/usr; [ $where = tmpfs ] && usr=/usr/bin # split by the mount below
+  line () { sed -n "s/^$where $1: //p" <<< "$usr_local_out"; }
+  is "/usr/local ($where): control: natively the host daemon's socket accepts" "$(line native)" "connect=OK"
+  for m in 1 0; do
+    is "/usr/local ($where): FSGATE_HYBRID=$m: the socket refuses, as through the view" \
+      "$(line "hybrid=$m")" "connect=ConnectionRefusedError"
+  done
+  is "/usr/local ($where): control: hybrid-trees = /usr/local binds it, and the socket accepts" \
+    "$(line named)" "connect=OK"
+  check "/usr/local ($where): -v says /usr/local is served" \
+    grep -qE "/usr \(less /usr/local\)|/usr/local \(in /usr/local, which the administrator fills" <<< "$(line -v)"
+  is "/usr/local ($where): explain binds /usr/bin/env, not the socket" "$(line explain)" "[bound: $usr] "
+  is "/usr/local ($where): --doctor finds no socket below the bound directories" \
+    "$(line doctor)" "hybrid view: no host socket or FIFO below"
+done
+
+# A bind I cannot make as planned (the directory changed, a mount appeared
+# below it: open_tree fails with EINVAL, injected here by strace in I's
+# n-th call; R makes one call of its own, a probe, and strace counts per
+# process): the daemon serves that directory, -v says so and the report's
+# bound list leaves it out. A hole that cannot be made fails the run (125):
+# a bind never stands without it. The calls in I: per bind, one for each of
+# its holes, then one for the tree.
+if command -v strace >/dev/null; then
+  planned=$("$FSGATE_RUN" -v -- true 2>&1 | sed -n 's/^fsgate-run: hybrid view: [0-9]* host director[a-z]* bound read-only (\(.*\)); the daemon serves the rest.*/\1/p')
+  read -r n_planned skip_when skip_dir hole_when hole_dir < <(python3 - "$planned" <<'PY'
+import re, sys
+calls, skip, hole, n = 0, None, None, 0
+for m in re.finditer(r"(/[^ ()]*)(?: \(less ([^)]*)\))?", sys.argv[1]):
+    path, holes = m.group(1), (m.group(2) or "").split(", ") if m.group(2) else []
+    if holes and hole is None:
+        hole = (calls + 1, path)
+    calls += len(holes) + 1
+    n += 1
+    if not holes and skip is None and calls >= 2:
+        skip = (calls, path)
+print(n, *(skip or ("-", "-")), *(hole or ("-", "-")))
+PY
+  )
+  inject () { strace -f -qq -o /dev/null -e trace=open_tree -e inject=open_tree:error=EINVAL:when="$1" "${@:2}"; }
+  if [ "$skip_when" != - ]; then
+    out=$(inject "$skip_when" "$FSGATE_RUN" -v --json "$TESTDIR/skip.json" -- \
+      sh -c 'mountpoint -q "$1" && echo bound || echo served' sh "$skip_dir" 2>&1); rc=$?
+    is "a bind that fails as if $skip_dir changed since the plan: the run goes on, the daemon serves it" \
+      "$rc/$(grep -x 'bound\|served' <<< "$out")" "0/served"
+    check "... -v says so" grep -qF "hybrid view: $skip_dir changed since the plan: the daemon serves it" <<< "$out"
+    is "... the report's bound list leaves it out" \
+      "$(json_get "$TESTDIR/skip.json" "'$skip_dir' in r['hybrid']['bound'] or len(r['hybrid']['bound'])")" \
+      "$((n_planned - 1))"
+  else
+    not_ok "the plan has a bind without holes to skip: $planned"
+  fi
+  if [ "$hole_when" != - ]; then
+    out=$(inject "$hole_when" "$FSGATE_RUN" -- echo ran 2>&1); rc=$?
+    is "the hole of $hole_dir cannot be made: the run is refused (125), the command never runs" \
+      "$rc/$(grep -c '^ran$' <<< "$out")" "125/0"
+    check "... naming the hybrid view and the fix" grep -q "hybrid view.*FSGATE_HYBRID=0" <<< "$out"
+  else
+    not_ok "the plan has a bind with a hole: $planned"
+  fi
+else
+  skip "a bind that cannot be made as planned is served" "strace"
+fi
 
 # What the view denies by identity, each as a case: TREE is a hybrid tree
 # and bound without the deny rule (the positive control: the probe reads

@@ -711,6 +711,58 @@ test_sizes (void)
     }
 }
 
+static gboolean
+strv_has (const char *const *v, const char *s)
+{
+  for (guint i = 0; v[i] != NULL; i++)
+    if (strcmp (v[i], s) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The holes of the hybrid view: /usr/local stays served inside a bind of
+ * /usr unless hybrid-trees names it (or a directory above it that is no
+ * system tree); a tree listed inside the hole is walked on its own. */
+static void
+test_hybrid_holes (void)
+{
+  static const struct
+  {
+    const char *trees;
+    gboolean hole;     /* /usr/local is a hole */
+    const char *alone; /* a tree listed on its own */
+    const char *gone;  /* a tree walked with another, or NULL */
+  } cases[] = {
+    { NULL, TRUE, "/usr/local/share/ca-certificates" /* below the hole */, NULL },
+    { "/usr/local", FALSE, "/usr", "/usr/local" /* walked with /usr */ },
+    { "/usr/local/cuda", TRUE, "/usr/local/cuda", NULL },
+    { "/usr", TRUE, "/usr", NULL },
+    { "/opt", TRUE, "/opt", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(FsgPolicyBuilder) b = new_builder (NULL);
+      g_autoptr(FsgPolicy) policy = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *ini = g_strdup_printf ("[policy]\nprofile = none\n[filesystem]\nreadonly = /\n%s%s\n",
+                                              cases[i].trees ? "hybrid-trees = " : "",
+                                              cases[i].trees ? cases[i].trees : "");
+      const char *const *trees, *const *holes;
+
+      g_assert_true (fsg_policy_builder_add_data (b, "h.ini", ini, -1, &error));
+      policy = fsg_policy_builder_finish (b, &error);
+      g_assert_no_error (error);
+      trees = fsg_policy_hybrid_trees (policy);
+      holes = fsg_policy_hybrid_hole_list (policy);
+      g_assert_cmpint (strv_has (holes, "/usr/local"), ==, cases[i].hole);
+      g_assert_true (strv_has (trees, "/usr"));
+      g_assert_true (strv_has (trees, cases[i].alone));
+      if (cases[i].gone != NULL)
+        g_assert_false (strv_has (trees, cases[i].gone));
+    }
+}
+
 static void
 test_settings (void)
 {
@@ -1314,6 +1366,7 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/parse/durations", test_durations);
   g_test_add_func ("/policy/parse/sizes", test_sizes);
   g_test_add_func ("/policy/parse/settings", test_settings);
+  g_test_add_func ("/policy/parse/hybrid-holes", test_hybrid_holes);
   g_test_add_func ("/policy/parse/defaults", test_defaults);
   g_test_add_func ("/policy/parse/crlf", test_crlf);
   g_test_add_func ("/policy/parse/include-sources", test_include_sources);
