@@ -4,7 +4,7 @@
  * directory denies every file below it by path; a regular file there with
  * more than one link has another name, which a path policy cannot see. At
  * the start of a run each such directory is scanned, the most specific
- * first (without following symlinks, without leaving its file system, at
+ * first (without following symlinks, without leaving its mount, at
  * most fsg_policy_denied_scan_max() entries each, /dev, /run, /proc and
  * /sys not at all), and the identities of the multiply-linked files are
  * kept: the FUSE view denies them wherever another name shows up
@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 guint64
@@ -41,7 +42,13 @@ fsg_policy_denied_scan_max (void)
 typedef struct
 {
   FsgDeniedLinks *out;
-  dev_t dev; /* the denied directory's file system: links never cross it */
+  /* The denied directory's mount: the scan does not leave it (a hard link
+   * cannot cross a file system, and another mount may stall). By mount id,
+   * not st_dev: below one mount, a btrfs subvolume and the files of an
+   * overlayfs (those of its layers) report other devices. st_dev where the
+   * kernel has no STATX_MNT_ID (before 5.8). */
+  guint64 mnt_id; /* 0: unknown, compare st_dev */
+  dev_t dev;
   guint64 entries;
   guint64 max_entries;
   guint found;
@@ -67,7 +74,8 @@ scan_dir (ScanCtx *ctx, int dirfd, guint depth)
     }
   while ((de = readdir (dir)) != NULL)
     {
-      struct stat st;
+      struct statx stx;
+      gboolean other_mount;
 
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
@@ -76,19 +84,24 @@ scan_dir (ScanCtx *ctx, int dirfd, guint depth)
           ctx->truncated = TRUE;
           break;
         }
-      if (fstatat (dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      if (statx (dirfd, de->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                 STATX_TYPE | STATX_INO | STATX_NLINK | STATX_MNT_ID, &stx) < 0)
         continue;
-      if (st.st_dev != ctx->dev)
+      if (ctx->mnt_id != 0 && (stx.stx_mask & STATX_MNT_ID))
+        other_mount = stx.stx_mnt_id != ctx->mnt_id;
+      else
+        other_mount = makedev (stx.stx_dev_major, stx.stx_dev_minor) != ctx->dev;
+      if (other_mount)
         continue; /* another mount (a gvfs FUSE, an NFS automount): a hard link
                    * cannot reach it from here, and it may stall */
-      if (S_ISREG (st.st_mode) && st.st_nlink > 1)
+      if (S_ISREG (stx.stx_mode) && stx.stx_nlink > 1)
         {
-          FsgFileId id = { st.st_dev, st.st_ino };
+          FsgFileId id = { makedev (stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino };
 
           g_array_append_val (ctx->out->ids, id);
           ctx->found++;
         }
-      else if (S_ISDIR (st.st_mode))
+      else if (S_ISDIR (stx.stx_mode))
         {
           int fd = openat (dirfd, de->d_name,
                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -154,8 +167,9 @@ scan (const FsgPolicy *policy)
     {
       const char *path = order->pdata[i];
       /* each directory has its own budget: a big one cannot starve another */
-      ScanCtx ctx = { out, 0, 0, out->max, 0, FALSE };
+      ScanCtx ctx = { out, 0, 0, 0, out->max, 0, FALSE };
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+      struct statx stx;
       struct stat st;
 
       if (fd < 0)
@@ -166,6 +180,8 @@ scan (const FsgPolicy *policy)
           continue;
         }
       ctx.dev = st.st_dev;
+      if (statx (fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
+        ctx.mnt_id = stx.stx_mnt_id;
       scan_dir (&ctx, fd, 0);
       if (ctx.truncated)
         {

@@ -383,12 +383,18 @@ if mount -t tmpfs fsgate-test-lower "$O/lower" && mounted+=("$O/lower") &&
    mount -t tmpfs fsgate-test-upper "$O/upper" && mounted+=("$O/upper") &&
    mkdir -p "$O/lower/l/pub" "$O/upper/u" "$O/upper/w" &&
    echo secret > "$O/lower/l/s" && ln "$O/lower/l/s" "$O/lower/l/pub/s2" &&
+   mkdir -p "$O/lower/l/sdir" "$O/lower/l/pub2" && echo dirsecret > "$O/lower/l/sdir/f" &&
+   ln "$O/lower/l/sdir/f" "$O/lower/l/pub2/f" &&
    mount -t overlay fsgate-test-ov -o "lowerdir=$O/lower/l,upperdir=$O/upper/u,workdir=$O/upper/w" "$O/merged" &&
    mounted+=("$O/merged"); then
   check "overlay: control: the file and its directory report different devices" \
     test "$(stat -c %d "$O/merged/s")" != "$(stat -c %d "$O/merged/pub")"
   identity_case overlay "$O/merged/pub" "$O/merged/s" "$O/merged/pub/s2" secret \
     "on the file system of denied '$O/merged/s', which has 2 links"
+  # a denied directory's file there: the scan of the directory must not
+  # take the file's st_dev (the lower layer's) for another mount
+  identity_case overlay-dir "$O/merged/pub2" "$O/merged/sdir" "$O/merged/pub2/f" dirsecret \
+    "on the file system of denied '$O/merged/sdir', which holds 1 file with more than one link"
 else
   not_ok "an overlayfs of two tmpfs could be mounted (the kernel has overlay: $(grep -cw overlay /proc/filesystems))"
 fi
