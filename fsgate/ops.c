@@ -758,6 +758,26 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 
   if ((valid & FUSE_SET_ATTR_MODE) && inode->type == S_IFLNK)
     return reply_err (req, -EOPNOTSUPP);
+  if (valid == 0 && fs->handle_killpriv && inode->type == S_IFREG)
+    {
+      /* Under FUSE_HANDLE_KILLPRIV the kernel leaves the set-id bits (and
+       * security.capability) to us and sends a SETATTR without fields for
+       * chown(f, -1, -1) and before a write to a set-id file alike. The
+       * same chown on the host, as the caller, clears them as natively for
+       * the owner. Another user is refused that chown; if they may write,
+       * this is (most likely) their write, which runs as them on the host
+       * and clears the bits there as natively: nothing to do now. (A
+       * chown(-1, -1) by a non-owner who may write then succeeds without
+       * effect, where the host says EPERM.) */
+      if (CHECKED_AS_CALLER (fs, req, fchownat (fd, "", (uid_t) -1, (gid_t) -1,
+                                                 AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) < 0)
+        {
+          int err = errno;
+
+          if (err != EPERM || AS_CALLER (fs, req, faccessat (AT_FDCWD, proc, W_OK, AT_EACCESS)) < 0)
+            return reply_err (req, -err);
+        }
+    }
   if ((valid & FUSE_SET_ATTR_MODE) && fs->host_checks && kills_setid_only (fd, attr->st_mode))
     {
       /* The kernel clearing set-id bits after a write, truncate or chown
@@ -1461,11 +1481,13 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_fil
 
 /* A root daemon writes with CAP_FSETID, so the host would keep the set-id
  * bits of a file written through it. The kernel clears them itself (a
- * SETATTR) for cached writes, but not for direct I/O (the 0200 fallback of
- * open_as_caller, O_DIRECT): a write to a set-id file is therefore made
- * with the caller's credentials (creds_enter drops CAP_FSETID unless the
- * caller is root of the daemon's own namespace), and the host clears the
- * bits as it would for the caller. Returns TRUE with @c to leave. */
+ * SETATTR) for cached writes unless the daemon took FUSE_HANDLE_KILLPRIV,
+ * and never for direct I/O (the 0200 fallback of open_as_caller,
+ * O_DIRECT): a write to a file with a set-id bit is therefore made with
+ * the caller's credentials (creds_enter drops CAP_FSETID unless the caller
+ * is root of the daemon's own namespace), and the host clears the bits as
+ * it would for the caller, by its own rules (set-gid without group
+ * execute included). Returns TRUE with @c to leave. */
 static gboolean
 setid_write_enter (FsgFs *fs, fuse_req_t req, int fd, FsgCreds *c)
 {
@@ -1473,7 +1495,7 @@ setid_write_enter (FsgFs *fs, fuse_req_t req, int fd, FsgCreds *c)
 
   if (!fs->is_root || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
     return FALSE;
-  if (!(st.st_mode & S_ISUID) && (st.st_mode & (S_ISGID | S_IXGRP)) != (S_ISGID | S_IXGRP))
+  if (!(st.st_mode & (S_ISUID | S_ISGID)))
     return FALSE;
   return creds_enter (fs, req, c, TRUE);
 }

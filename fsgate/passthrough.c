@@ -247,7 +247,8 @@ fsg_passthrough_open (FsgFs *fs, FsgInode *inode, int fd)
   if (!fs->passthrough)
     return -EOPNOTSUPP;
   /* Backing writes run with the daemon's CAP_FSETID: keep set-id files on
-   * the path where the kernel clears those bits on write. */
+   * the path where the daemon writes them as the caller and the host
+   * clears those bits (setid_write_enter, ops.c). */
   if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)))
     return -EOPNOTSUPP;
   g_mutex_lock (&fs->pt_lock);

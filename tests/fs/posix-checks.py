@@ -221,13 +221,16 @@ out.append('sgid/d: ' + attrs('sgid/d'))
 
 # --- suid/sgid cleared on write and chown (bits set on the host by root,
 # then wait out the view's 1 s attribute timeout) ---
-for n in range(1, 7):
+for n in range(1, 10):
     check('alice creates s%d' % n, ALICE, write('s%d' % n, b'#!/bin/true\n'))
     os.chown(H('s%d' % n), ALICE, SHARED)
     os.chmod(H('s%d' % n), 0o6775)
 # write-only for others: the view opens it write-only, without the page
 # cache (direct I/O), where the kernel does not clear the bits itself
 os.chmod(H('s6'), 0o6772)
+# set-gid without group execute (no set-uid): what a writer outside the
+# group leaves is the host kernel's rule (newer kernels clear it)
+os.chmod(H('s9'), 0o2666)
 time.sleep(1.2)
 out.append('s1 before write: ' + attrs('s1'))
 check('bob writes s1 (6775, other)', BOB, write('s1', flags=os.O_WRONLY))
@@ -243,6 +246,14 @@ check('root writes s5', 0, write('s5', b'z', flags=os.O_WRONLY | os.O_APPEND))
 out.append('s5 after write by root: ' + attrs('s5'))
 check('bob writes s6 (6772, write-only for him)', BOB, write('s6', b'w', flags=os.O_WRONLY | os.O_APPEND))
 out.append('s6 after write by another: ' + attrs('s6'))
+# chown(f, -1, -1) changes no id but clears the bits (owner), or is refused
+# (another user): under FUSE_HANDLE_KILLPRIV the kernel sends no field
+check('alice chown s7 -1 -1 (owner)', ALICE, lambda: os.chown(P('s7'), -1, -1))
+out.append('s7 after chown -1 -1: ' + attrs('s7'))
+check('bob chown s8 -1 -1 (not owner)', BOB, lambda: os.chown(P('s8'), -1, -1))
+out.append('s8 after chown -1 -1 by another: ' + attrs('s8'))
+check('bob writes s9 (2666, not in the group)', BOB, write('s9', b'g', flags=os.O_WRONLY | os.O_APPEND))
+out.append('s9 after write by another: ' + attrs('s9'))
 check('alice chmod 4755 her own file', ALICE, lambda: os.chmod(P('alice.f'), 0o4755))
 # fsgate never lets a set-id bit be made through the view (it would be live
 # on the host): a deliberate difference, checked by the caller.
