@@ -10,8 +10,6 @@
 
 #include "runner/git-report.h"
 
-#include "common/fsg-util.h"
-
 #include <string.h>
 
 #define MAX_GIT_PATHS 2000
@@ -32,21 +30,18 @@ fsg_git_report_clear (FsgGitReport *report)
   g_clear_pointer (&report->seen, g_hash_table_unref);
 }
 
-void
-fsg_git_report_event (int fd, const FsgAuditEvent *event)
+char *
+fsg_git_report_line (const FsgAuditEvent *event)
 {
   g_autoptr(FsgJsonObject) o = fsg_json_object_new ();
   g_autofree char *text = NULL;
-  g_autofree char *line = NULL;
 
   fsg_json_object_set_string (o, "source",
                               g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) == 0
                                 ? FSG_GIT_REDIRECT_CREATED : FSG_GIT_DIR_CREATED);
   fsg_json_object_set_string (o, "path", event->path ? event->path : "");
   text = fsg_json_object_to_string (o);
-  line = g_strconcat (text, "\n", NULL);
-  /* one write of less than PIPE_BUF: never interleaved with a denial */
-  fsg_write_all (fd, line, strlen (line));
+  return g_strconcat (text, "\n", NULL);
 }
 
 gboolean

@@ -28,9 +28,10 @@ typedef struct
 
 void fsg_git_report_init (FsgGitReport *report);
 void fsg_git_report_clear (FsgGitReport *report);
-/* In the daemon process: send @event (op FSG_GIT_DIR_CREATED or
- * FSG_GIT_REDIRECT_CREATED) on the audit pipe @fd. */
-void fsg_git_report_event (int fd, const FsgAuditEvent *event);
+/* In the daemon process: the audit pipe's record of @event (op
+ * FSG_GIT_DIR_CREATED or FSG_GIT_REDIRECT_CREATED), one line with its
+ * newline. (transfer full) */
+char *fsg_git_report_line (const FsgAuditEvent *event);
 /* In the runner: if @record is such a record, note its path and return TRUE. */
 gboolean fsg_git_report_take (FsgGitReport *report, const FsgJsonObject *record);
 /* The report members "git_dirs_created": [path, ...] and

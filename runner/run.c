@@ -297,23 +297,30 @@ leave_process_group (void)
 
 static GMutex audit_lock;
 
-
+/* The daemon's records for R, one line each (denials, git directories and
+ * redirections), from any worker thread. A line can exceed PIPE_BUF (a
+ * path of PATH_MAX bytes, escaped), and a full pipe splits such a write:
+ * every record is written whole under one lock, so none interleaves with
+ * another. */
 static void
 daemon_audit (const FsgAuditEvent *event, gpointer user_data)
 {
   int fd = GPOINTER_TO_INT (user_data);
-  g_autofree char *text = NULL;
   g_autofree char *line = NULL;
 
   if (!event->denied)
     {
-      if (g_strcmp0 (event->op, FSG_GIT_DIR_CREATED) == 0 ||
-          g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) == 0)
-        fsg_git_report_event (fd, event);
-      return;
+      if (g_strcmp0 (event->op, FSG_GIT_DIR_CREATED) != 0 &&
+          g_strcmp0 (event->op, FSG_GIT_REDIRECT_CREATED) != 0)
+        return;
+      line = fsg_git_report_line (event);
     }
-  text = fsg_audit_event_to_json (event, FSG_AUDIT_FORMAT_REPORT);
-  line = g_strconcat (text, "\n", NULL);
+  else
+    {
+      g_autofree char *text = fsg_audit_event_to_json (event, FSG_AUDIT_FORMAT_REPORT);
+
+      line = g_strconcat (text, "\n", NULL);
+    }
   g_mutex_lock (&audit_lock);
   fsg_write_all (fd, line, strlen (line));
   g_mutex_unlock (&audit_lock);
