@@ -33,7 +33,9 @@
  *  - no host mount point below (a bind is not recursive; a directory with
  *    one below is split into its children);
  *  - on a disk-like file system (never procfs, sysfs, devtmpfs, cgroup,
- *    FUSE, ...);
+ *    FUSE, ...), told by the mount the directory is on (its statx mount
+ *    id: at a point with stacked mounts the path names the one listed
+ *    last, not the one on top);
  *  - no object the view denies by identity reachable below: another name
  *    of a literally denied file (a hard link, or the same directory seen
  *    through another mount of its file system), or of a multiply-linked
@@ -156,6 +158,7 @@ typedef struct
   guint64 st_dev;
   guint64 sb_dev; /* 0: the mount is not in mountinfo */
   char *place;    /* NULL: unknown */
+  guint mnt_id;   /* 0: unknown (no STATX_MNT_ID) */
 } Ident;
 
 typedef struct
@@ -226,7 +229,10 @@ ident_at (Plan *plan, int dirfd, const char *name, int flags, const char *path,
     return FALSE;
   out->st_dev = makedev (stx->stx_dev_major, stx->stx_dev_minor);
   if (stx->stx_mask & STATX_MNT_ID)
-    m = fsg_mountinfo_find (plan->mounts, (guint) stx->stx_mnt_id);
+    {
+      out->mnt_id = (guint) stx->stx_mnt_id;
+      m = fsg_mountinfo_find (plan->mounts, out->mnt_id);
+    }
   if (m != NULL)
     {
       out->sb_dev = m->dev;
@@ -524,7 +530,10 @@ place_uniform (Plan *plan, int dfd, const char *path, const FsgPathState *state,
         }
       return;
     }
-  m = fsg_mountinfo_containing (plan->mounts, path);
+  /* the mount the directory is on, by id: where mounts are stacked at one
+   * point, the path would name the one listed last */
+  m = info->id.mnt_id != 0 ? fsg_mountinfo_find (plan->mounts, info->id.mnt_id)
+                           : fsg_mountinfo_containing (plan->mounts, path);
   if (m == NULL || !disk_like (m->fstype))
     return add_tree (plan, path, state, info,
                      g_strdup_printf ("on a %s mount (only disk file systems are bound)",

@@ -294,6 +294,27 @@ for where in same-fs tmpfs; do
     "$(line doctor)" "hybrid view: no host socket or FIFO below"
 done
 
+# Mounts stacked at one point, the top one listed first in mountinfo (a
+# procfs moved onto a tmpfs): the file system a directory is on is told by
+# its mount id, not by the path, which names the mount listed last (here the
+# tmpfs). The procfs on top must not be bound; the control binds the tmpfs
+# alone.
+mkdir -p "$TESTDIR/stack/p1" "$TESTDIR/stack/p2"
+printf '[policy]\nprofile = none\n[filesystem]\nreadonly = /\nhybrid-trees = %s\n' "$TESTDIR/stack/p2" > "$TESTDIR/stack.ini"
+stack_out=$(unshare -m --propagation private env P="$TESTDIR/stack" INI="$TESTDIR/stack.ini" bash -c '
+  mount -t proc proc "$P/p1" && mount -t tmpfs fsgate-test-stack "$P/p2" || exit 0
+  echo "tmpfs: $("$FSGATE_RUN" -v --policy "$INI" -C / -- true 2>&1 | grep -o "hybrid view: .*")"
+  mount --move "$P/p1" "$P/p2" || exit 0
+  echo "order: $(grep -F " $P/p2 " /proc/self/mountinfo | sed "s/.* - \([^ ]*\) .*/\1/" | tr "\n" " ")"
+  echo "proc: $("$FSGATE_RUN" -v --policy "$INI" -C / -- true 2>&1 | grep -o "hybrid view: .*")"
+' 2>&1)
+diag "$stack_out"
+check "stacked mounts: control: a tmpfs alone there is bound" \
+  grep -qE "^tmpfs: hybrid view: .*bound read-only \([^;]*$TESTDIR/stack/p2[ )]" <<< "$stack_out"
+is "stacked mounts: control: the procfs on top is listed first" "$(sed -n 's/^order: //p' <<< "$stack_out")" "proc tmpfs "
+check "stacked mounts: the procfs on top is served, not bound" \
+  grep -qF "$TESTDIR/stack/p2 (on a proc mount" <<< "$(sed -n 's/^proc: //p' <<< "$stack_out")"
+
 # A bind I cannot make as planned (the directory changed, a mount appeared
 # below it: open_tree fails with EINVAL, injected here by strace in I's
 # n-th call; R makes one call of its own, a probe, and strace counts per
