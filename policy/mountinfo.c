@@ -117,6 +117,23 @@ fsg_mountinfo_containing (GArray *mounts, const char *path)
       if (fsg_path_within (path, m->point) && (best == NULL || strlen (m->point) >= strlen (best->point)))
         best = m;
     }
+  /* Mounts stacked at that point: the one on top, whichever is listed
+   * first (a mount moved onto another keeps its place in the list). */
+  for (guint steps = 0, moved = best != NULL; moved && steps < mounts->len; steps++)
+    {
+      moved = FALSE;
+      for (guint i = 0; i < mounts->len; i++)
+        {
+          const FsgMount *m = &g_array_index (mounts, FsgMount, i);
+
+          if (m != best && m->parent == best->id && strcmp (m->point, best->point) == 0)
+            {
+              best = m;
+              moved = TRUE;
+              break;
+            }
+        }
+    }
   return best;
 }
 

@@ -300,7 +300,8 @@ typedef struct
 GArray *fsg_mountinfo_parse (const char *text);
 const FsgMount *fsg_mountinfo_find (GArray *mounts, guint id);
 /* The mount @path is on by its text: the deepest mount point at or above
- * it, the last listed when several are stacked there. */
+ * it, the one on top when several are stacked there (by parent ids; a
+ * bounded walk, whatever the text). */
 const FsgMount *fsg_mountinfo_containing (GArray *mounts, const char *path);
 gboolean fsg_mount_has_option (const FsgMount *m, const char *option);
 /* @path is @dir or below it (absolute, normalised paths). */

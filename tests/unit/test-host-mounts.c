@@ -148,6 +148,42 @@ test_nothing_to_do (void)
   g_assert_cmpuint (g_array_index (plan, FsgHostFlags, 0).flags, ==, MS_NOEXEC);
 }
 
+/* A mount moved onto another keeps its place in the list: the one on top
+ * (its parent is the other) decides, whichever is listed first; parent ids
+ * that loop (not a real mountinfo) end the walk all the same. */
+static void
+test_stacked_moved (void)
+{
+  const char *text = "1 0 8:1 / / rw,relatime - ext4 /dev/vda rw\n"
+                     "20 21 0:16 / @T/moved rw,noexec - tmpfs top rw\n"
+                     "21 1 0:17 / @T/moved rw - tmpfs below rw\n"
+                     "30 31 0:18 / @T/loop rw,noexec - tmpfs l1 rw\n"
+                     "31 30 0:19 / @T/loop rw - tmpfs l2 rw\n";
+  g_autofree char *info = subst (text);
+  g_autofree char *moved = g_build_filename (tmp_root, "moved", NULL);
+  g_autofree char *loop = g_build_filename (tmp_root, "loop", NULL);
+  g_autoptr(GArray) mounts = fsg_mountinfo_parse (info);
+  const FsgMount *m = fsg_mountinfo_containing (mounts, moved);
+
+  g_assert_nonnull (m);
+  g_assert_cmpuint (m->id, ==, 20);
+  g_assert_nonnull (fsg_mountinfo_containing (mounts, loop));
+  {
+    g_autoptr(FsgPolicy) policy = policy_with (NULL, tmp_root);
+    g_autoptr(GArray) plan = fsg_host_flags_plan (policy, info, FALSE);
+    gboolean found = FALSE;
+
+    for (guint i = 0; i < plan->len; i++)
+      {
+        const FsgHostFlags *h = &g_array_index (plan, FsgHostFlags, i);
+
+        if (strcmp (h->path, moved) == 0)
+          found = h->flags == MS_NOEXEC;
+      }
+    g_assert_true (found);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -156,5 +192,6 @@ main (int argc, char **argv)
   g_test_add_func ("/runner/host-mounts/plan", test_plan);
   g_test_add_func ("/runner/host-mounts/denied-place", test_denied_place);
   g_test_add_func ("/runner/host-mounts/nothing-to-do", test_nothing_to_do);
+  g_test_add_func ("/runner/host-mounts/stacked-moved", test_stacked_moved);
   return g_test_run ();
 }
