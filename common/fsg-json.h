@@ -77,8 +77,10 @@ void fsg_json_write_object (FsgJsonWriter *w, const FsgJsonObject *o);
 char *fsg_json_object_to_string (const FsgJsonObject *o);
 /* Parse one flat object (@len bytes, surrounding white space allowed):
  * members whose values are strings, integers, true, false or null. NULL
- * for anything else (nested values, fractions, trailing bytes, a string
- * that is not valid UTF-8 once unescaped). (transfer full) */
+ * for anything else (nested values, fractions, trailing bytes, raw control
+ * characters in a string). A string that is not valid UTF-8 once
+ * unescaped is made valid (U+FFFD for each bad sequence, and for \u0000 and
+ * lone surrogates). (transfer full) */
 FsgJsonObject *fsg_json_object_parse (const char *text, gsize len);
 
 G_END_DECLS

@@ -135,10 +135,12 @@ out=$(FSGATE_HYBRID=0 run_fsg -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i 
 fstype=$(findmnt -no FSTYPE / 2>/dev/null)
 check "[22] FSGATE_HYBRID=0: no host filesystem is mounted inside, only the view and the sandbox's own ($out; host / is $fstype)" \
   test -z "$(tr ' ' '\n' <<<"$out" | grep -vxE 'fuse|proc|tmpfs|devtmpfs|devpts|')"
-# With the (opt-in) hybrid view, every other mount is one of the
-# read-only binds that -v announces, and nothing of the old root is left.
+# With the hybrid view (on by default), every other mount is one of the
+# read-only binds that -v announces (a hole such as /usr/local inside one
+# is the view's own fuse), and nothing of the old root is left.
 out=$(FSGATE_HYBRID=1 run_fsg -v -- sh -c 'awk "{for (i = 7; i <= NF; i++) if (\$i == \"-\") print \$5, \$6, \$(i + 1)}" /proc/self/mountinfo; ls -d /tmp/oldroot /oldroot /.oldroot 2>/dev/null' 2>&1)
-bound=" $(grep -o 'hybrid view: .* bound read-only ([^)]*)' <<<"$out" | sed 's/.*read-only (//; s/)$//') "
+bound=" $(grep -o 'hybrid view: .* bound read-only (.*); the daemon serves' <<<"$out" |
+  sed 's/.*read-only (//; s/); the daemon serves$//; s/ (less [^)]*)//g') "
 bad=$(grep -v '^fsgate-run: ' <<<"$out" | while read -r point opts fs; do
   case $fs in fuse|proc|tmpfs|devtmpfs|devpts) continue ;; esac
   [[ "$bound" == *" $point "* && "$opts" == ro,nosuid,nodev* ]] || echo "$point $opts $fs"
