@@ -34,6 +34,10 @@
   "(Debian), user.max_user_namespaces>0, kernel.apparmor_restrict_unprivileged_userns=0 " \
   "(Ubuntu 23.10+) or an AppArmor profile for fsgate-run; in Docker/Podman run with "   \
   "--security-opt seccomp=unconfined --security-opt apparmor=unconfined (docs/ci.md)"
+#define HINT_NETNS                                                                   \
+  "the kernel must allow new network, IPC and UTS namespaces in a user namespace: "  \
+  "sysctl user.max_net_namespaces, user.max_ipc_namespaces and user.max_uts_namespaces " \
+  "must be > 0; in Docker/Podman run with --security-opt seccomp=unconfined (docs/ci.md)"
 #define HINT_FUSE                                                                    \
   "make /dev/fuse available and usable from a user namespace: modprobe fuse on the " \
   "host; in a container pass --device /dev/fuse (Docker also needs "                 \
@@ -96,6 +100,7 @@ fsg_stage_describe (FsgStage stage)
     case FSG_STAGE_OPEN_FUSE: return "opening /dev/fuse in the user namespace";
     case FSG_STAGE_MOUNT_FUSE: return "mounting the FUSE view";
     case FSG_STAGE_SEND_FUSE: return "passing the FUSE fd to the runner";
+    case FSG_STAGE_UNSHARE_NET: return "creating the network, IPC and UTS namespaces";
     case FSG_STAGE_WAIT_GO: return "waiting for the FUSE daemon";
     case FSG_STAGE_UNSHARE_PID: return "creating the pid namespace";
     case FSG_STAGE_FORK_INIT: return "starting the sandbox init";
@@ -139,6 +144,8 @@ fsg_doctor_hint_for_stage (FsgStage stage, int err)
     case FSG_STAGE_WAIT_MAPS:
     case FSG_STAGE_UNSHARE_PID:
       return HINT_USERNS;
+    case FSG_STAGE_UNSHARE_NET:
+      return HINT_NETNS;
     case FSG_STAGE_MAKE_PRIVATE:
     case FSG_STAGE_SCRATCH:
     case FSG_STAGE_MOUNT_DEV:

@@ -758,6 +758,10 @@ fsg_sandbox_main_async_signal_safe (const FsgSandboxSpec *spec)
       fail (spec, FSG_STAGE_SEND_FUSE, -r);
   }
   close (spec->fuse_fd_num);
+  /* R forks D now; making these meanwhile takes them off the critical path.
+   * I and every process after it inherit them. */
+  if (unshare (spec->late_unshare) < 0)
+    fail (spec, FSG_STAGE_UNSHARE_NET, errno);
 
   wait_for (spec, FSG_MSG_GO, FSG_STAGE_WAIT_GO);
   fsg_trace ("S", "GO; fork I");

@@ -1003,6 +1003,21 @@ runner_fail (FsgRun *run, char *message)
   kill_sandbox (run);
 }
 
+/* Send @msg to S. FALSE when it could not be sent: where S is gone (it
+ * failed a step of its own after its last message), that is no failure of
+ * R's: the SETUP_ERROR S sent before it exited is still in the socket and
+ * names the step; without one, the run ends as a sandbox that ended before
+ * the command reported a status. */
+static gboolean
+send_to_setup (FsgRun *run, const FsgCtlMsg *msg)
+{
+  int r = fsg_ctl_send (run->ctl, msg, -1);
+
+  if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+    runner_fail (run, g_strdup_printf ("control socket: %s", g_strerror (-r)));
+  return r == 0;
+}
+
 static void
 handle_ctl (FsgRun *run)
 {
@@ -1010,9 +1025,13 @@ handle_ctl (FsgRun *run)
   int fd = -1;
   int r = fsg_ctl_recv (run->ctl, &msg, &fd);
 
+  /* ECONNRESET: S exited with a message of R's unread (a GO sent just
+   * before a step of S failed); the kernel reports that once, ahead of the
+   * messages S sent before it exited (its SETUP_ERROR), which the next
+   * reads return. */
   if (r <= 0)
     {
-      if (r == 0 || (r != -EAGAIN && r != -EINTR))
+      if (r == 0 || (r != -EAGAIN && r != -EINTR && r != -ECONNRESET))
         clear_fd (&run->ctl);
       return;
     }
@@ -1042,9 +1061,9 @@ handle_ctl (FsgRun *run)
         if (fsg_policy_timeout_ms (run->policy) > 0)
           run->timeout_deadline = run->go_us + fsg_policy_timeout_ms (run->policy) * 1000;
         fsg_trace ("R", "GO");
-        if (fsg_ctl_send (run->ctl, &go, -1) < 0)
-          runner_fail (run, g_strdup_printf ("control socket: %s", g_strerror (errno)));
-        else if (!wait_daemon_ready (run, &error))
+        if (!send_to_setup (run, &go))
+          break;
+        if (!wait_daemon_ready (run, &error))
           runner_fail (run, g_strdup (error->message));
         fsg_trace ("R", "D ready");
         break;
@@ -2071,10 +2090,14 @@ run_spawn (FsgRun *run, GError **error)
   int flags;
 
   /* Always a new user namespace, also as root: capabilities inside it are
-   * worthless outside, and the command loses even those. */
-  flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+   * worthless outside, and the command loses even those. The network, IPC
+   * and UTS namespaces S makes after it has passed the FUSE fd, while D
+   * starts (a network namespace takes about 0.5 ms to create); the command
+   * is only started after them. */
+  flags = CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD;
+  run->spec.late_unshare = CLONE_NEWIPC | CLONE_NEWUTS;
   if (!fsg_policy_network_allowed (run->policy))
-    flags |= CLONE_NEWNET;
+    run->spec.late_unshare |= CLONE_NEWNET;
   fsg_trace ("R", "prepared; clone S");
   run->setup_pid = syscall (SYS_clone, (unsigned long) flags, NULL, NULL, NULL, 0);
   if (run->setup_pid == 0)
@@ -2112,8 +2135,8 @@ run_spawn (FsgRun *run, GError **error)
           || !write_proc (run->setup_pid, "gid_map", run->spec.gid_map, &map_error))
         runner_fail (run, g_strdup_printf ("writing the id maps: %s. Fix: %s", map_error->message,
                                            fsg_doctor_hint_for_stage (FSG_STAGE_WAIT_MAPS, 0)));
-      else if (fsg_ctl_send (run->ctl, &maps, -1) < 0)
-        runner_fail (run, g_strdup_printf ("control socket: %s", g_strerror (errno)));
+      else
+        send_to_setup (run, &maps);
     }
   return TRUE;
 }

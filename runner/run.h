@@ -116,6 +116,7 @@ typedef enum
   FSG_STAGE_OPEN_FUSE,
   FSG_STAGE_MOUNT_FUSE,
   FSG_STAGE_SEND_FUSE,
+  FSG_STAGE_UNSHARE_NET,
   FSG_STAGE_WAIT_GO,
   FSG_STAGE_UNSHARE_PID,
   FSG_STAGE_FORK_INIT,
@@ -302,6 +303,7 @@ typedef struct
   const char *gid_map;     /* which breaks when R's /proc is of another pid namespace) */
   gboolean runner_maps;    /* R (root) writes full identity maps; S waits for MAPS_DONE */
   gboolean proc_fallback_ok; /* I may bind the container's /proc when a fresh one is refused */
+  int late_unshare;        /* CLONE_NEW{NET,IPC,UTS} S unshares once the FUSE fd is sent */
   const FsgMountStep *steps;
   guint n_steps;
   const FsgHybridBind *binds; /* hybrid view, made by I after the steps */

@@ -97,4 +97,34 @@ is "refused socket() calls are denials in the report" \
 
 is "--net allows sockets" "$(run_fsg --net -- "$TRY_SYSCALL" socket-inet)" "OK"
 is "--net reaches the host listener" "$(run_fsg --net -- "$TRY_SYSCALL" connect-inet "$PORT")" "OK"
+
+# The network, IPC and UTS namespaces: S makes them after the FUSE mount,
+# while the daemon starts (runner/run.c run_spawn), and every process of the
+# sandbox is in them; with --net the network namespace is the host's.
+ns_of () { readlink /proc/self/ns/net /proc/self/ns/ipc /proc/self/ns/uts | tr '\n' ' '; }
+read -r host_net host_ipc host_uts <<< "$(ns_of)"
+read -r in_net in_ipc in_uts <<< "$(run_fsg -- sh -c "$(declare -f ns_of); ns_of")"
+check "the command's network namespace is not the host's ($in_net)" test -n "$in_net" -a "$in_net" != "$host_net"
+check "... nor its IPC namespace ($in_ipc)" test -n "$in_ipc" -a "$in_ipc" != "$host_ipc"
+check "... nor its UTS namespace ($in_uts)" test -n "$in_uts" -a "$in_uts" != "$host_uts"
+read -r in_net in_ipc in_uts <<< "$(run_fsg --net -- sh -c "$(declare -f ns_of); ns_of")"
+is "with --net the network namespace is the host's, IPC and UTS are new" \
+  "$([ "$in_net" = "$host_net" ] && [ -n "$in_ipc" ] && [ "$in_ipc" != "$host_ipc" ] && [ "$in_uts" != "$host_uts" ] && echo yes)" "yes"
+# When they cannot be made the command never runs: S's first unshare(2) is
+# that one (strace counts per process; a daemon thread's unshare(CLONE_FS)
+# failing only narrows a creation mode, and this command creates nothing).
+# S fails while R sends it GO; R must still read why (5 runs: the message
+# was lost in one run of six when R gave up on the socket's ECONNRESET).
+if command -v strace >/dev/null; then
+  results=
+  for i in 1 2 3 4 5; do
+    out=$(strace -f -qq -o /dev/null -e trace=unshare -e inject=unshare:error=EPERM:when=1 \
+          "$FSGATE_RUN" -- echo ran 2>&1); rc=$?
+    results+="$rc/$(grep -c '^ran$' <<< "$out")/$(grep -c 'setup failed while creating the network, IPC and UTS namespaces' <<< "$out") "
+  done
+  is "the network namespace cannot be made: 125, the command never runs, the step is named (5 runs)" \
+    "$results" "125/0/1 125/0/1 125/0/1 125/0/1 125/0/1 "
+else
+  skip "no network namespace, no run" "strace"
+fi
 done_testing
