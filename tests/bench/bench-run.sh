@@ -23,7 +23,7 @@
 # are in docs/performance.md (FSGATE_RUN_DEBUG=1 counts them).
 #
 # Usage: bench-run.sh [--runs N] [--start-runs N] [--dir DIR] [--only W,W]
-#                     [--zlib FILE]
+#                     [--zlib FILE] [--old BUILDDIR]
 #   --runs N         repetitions of each workload, median reported (3)
 #   --start-runs N   repetitions of the startup (21)
 #   --dir DIR        where the workspace is made (/var/tmp; not below /tmp,
@@ -31,6 +31,9 @@
 #   --only LIST      only these workloads (names above, comma-separated)
 #   --zlib FILE      zlib source tarball (else fetched once into
 #                    /var/tmp/fsgate-bench-cache; skipped when unavailable)
+#   --old BUILDDIR   another build (e.g. of the commit before a change):
+#                    its fsgate-run joins the startup rounds, interleaved
+#                    with the others, and a line after the table gives it
 # Needs bwrap, gcc, make, tar, git and root (or user namespaces); removes
 # everything it made on exit. Registered as a meson benchmark:
 #   meson test -C _build --benchmark --suite bench bench-run -v
@@ -41,6 +44,7 @@ START_RUNS=21
 DIR=/var/tmp
 ONLY=
 ZLIB=
+OLD=
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     --dir) DIR=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
     --zlib) ZLIB=$2; shift 2 ;;
+    --old) OLD=$2; shift 2 ;;
     -h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-run: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -57,6 +62,7 @@ BUILDDIR=${FSGATE_BUILDDIR:-$(dirname "$0")/../..}
 FSGATE_RUN=${FSGATE_RUN:-$BUILDDIR/runner/fsgate-run}
 die () { echo "bench-run: $*" >&2; exit 1; }
 [ -x "$FSGATE_RUN" ] || die "$FSGATE_RUN does not exist (build first)"
+[ -z "$OLD" ] || [ -x "$OLD/runner/fsgate-run" ] || die "--old $OLD: no runner/fsgate-run there"
 for t in bwrap gcc make tar git python3; do command -v $t >/dev/null || die "$t is not installed"; done
 wanted () { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
@@ -155,12 +161,14 @@ echo "# $(FSGATE_HYBRID=1 "${FR[@]}" -v -- true 2>&1 >/dev/null | grep -o 'hybri
 # shell and no date(1) between: both would cost more than the sandbox),
 # interleaved; output to /dev/null.
 start_times () {
-  python3 - "$START_RUNS" "${BW[*]}" "${FR[*]}" <<'PY'
+  python3 - "$START_RUNS" "${BW[*]}" "${FR[*]}" "${OLD:+$OLD/runner/fsgate-run}" <<'PY'
 import os, sys, time
-n, bw, fr = int(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split()
+n, bw, fr, old = int(sys.argv[1]), sys.argv[2].split(), sys.argv[3].split(), sys.argv[4]
 cmds = {"native": (["true"], {}), "bwrap": (bw + ["true"], {}),
         "off": (fr + ["--", "true"], {"FSGATE_HYBRID": "0"}),
         "hybrid": (fr + ["--", "true"], {"FSGATE_HYBRID": "1"})}
+if old:
+    cmds["old"] = ([old] + fr[1:] + ["--", "true"], {})
 null = os.open("/dev/null", os.O_RDWR)
 fa = [(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
 res = {k: [] for k in cmds}
@@ -209,3 +217,7 @@ for w in "${WORKLOADS[@]}"; do
   n=$(med "$w" native); b=$(med "$w" bwrap); o=$(med "$w" off); h=$(med "$w" hybrid)
   echo "| $(label $w) | $(cell "$w" native) | $(cell "$w" bwrap) | $(cell "$w" off) | $(cell "$w" hybrid) | $(ratio "$o" "$b") | $(ratio "$h" "$b") | $(ratio "$h" "$n") |"
 done
+if [ -n "$OLD" ] && wanted start; then
+  echo
+  echo "startup, in the same rounds: $OLD $(fmt "$(med start old)") ($(ratio "$(med start old)" "$(med start bwrap)")x bwrap), this build $(fmt "$(med start hybrid)") ($(ratio "$(med start hybrid)" "$(med start bwrap)")x bwrap)"
+fi
