@@ -83,7 +83,7 @@ if command -v strace >/dev/null; then
                                           if (!(t in kids)) print $0 }' "$log")
     is "... fsgate-run kill()s only its own children" "$bad" ""
     [ "$case" = plain ] || check "... and signals the sandbox's init through its pidfd" \
-      grep -q "^[0-9]* pidfd_send_signal(" "$log"
+      grep -Eq "^[0-9]+ +pidfd_send_signal\\(" "$log" # strace pads pids to 5 columns
   done
 else
   skip "fsgate-run kill()s only its own children" "strace"
