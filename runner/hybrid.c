@@ -373,6 +373,15 @@ bind_one (int view, const FsgHybridBind *b, gboolean *out_skipped)
       int at = open_beneath (dst, b->holes_rel[h], RESOLVE_BENEATH);
 
       holes[h] = -1;
+      if (at < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+        {
+          /* the view could not say (EIO, EACCES, ENOMEM): fail as it is */
+          err = errno;
+          close_all (holes, h);
+          close (src);
+          close (dst);
+          return -err;
+        }
       if (at < 0)
         continue;
       holes[h] = (int) syscall (SYS_open_tree, at, "",

@@ -124,12 +124,18 @@ fsg_ctl_recv (int fd, FsgCtlMsg *msg, int *out_fd)
 #define FSG_PROC_SELF "/proc/self/"
 
 static G_GNUC_NORETURN void
-fail (const FsgSandboxSpec *spec, FsgStage stage, int err)
+fail_at (const FsgSandboxSpec *spec, FsgStage stage, int err, int value)
 {
-  FsgCtlMsg msg = { FSG_MSG_SETUP_ERROR, stage, err, 0 };
+  FsgCtlMsg msg = { FSG_MSG_SETUP_ERROR, stage, err, value };
 
   fsg_ctl_send (spec->ctl_fd, &msg, -1);
   _exit (FSG_EXIT_SETUP);
+}
+
+static G_GNUC_NORETURN void
+fail (const FsgSandboxSpec *spec, FsgStage stage, int err)
+{
+  fail_at (spec, stage, err, 0);
 }
 
 static void
@@ -610,7 +616,7 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
     int r = fsg_hybrid_bind_async_signal_safe (spec, &bad);
 
     if (r < 0)
-      fail (spec, FSG_STAGE_HYBRID, -r);
+      fail_at (spec, FSG_STAGE_HYBRID, -r, (int) bad + 1); /* R names the directory */
   }
 
   fsg_trace ("I", "binds made");

@@ -83,8 +83,10 @@ typedef struct
   int daemon_ready_rd; /* the daemon's "ok" (or its error), until it came */
   char *report_name; /* and its last component */
 
-  pid_t setup_pid, init_pid, daemon_pid;
+  pid_t setup_pid, init_pid, daemon_pid; /* init_pid stays known after I is gone:
+                                          * its records are still setup's */
   int init_pidfd; /* I's pidfd from S: signals never reach a reused pid */
+  gboolean init_gone; /* S reaped I (SYNCED), or S itself was reaped */
   gboolean setup_reaped;
   gboolean sandbox_gone; /* S reaped, or S said every process of it is gone and the view synced */
   gboolean daemon_reaped;
@@ -97,6 +99,7 @@ typedef struct
   gboolean setup_failed;
   FsgStage setup_stage;
   int setup_err;
+  int setup_value; /* FSG_STAGE_HYBRID: 1 + the index of the bind that failed, or 0 */
   char *failure; /* runner-side setup failure, printed as is */
   gboolean daemon_died;
   gboolean daemon_killed;   /* R itself killed D (abort after the kill deadline) */
@@ -106,6 +109,8 @@ typedef struct
   gint64 abandon_at;  /* when (monotonic us); 0: not yet decided */
   int interrupted; /* signal that arrived before the command existed */
   gboolean notify_unavailable;
+  gboolean command_started; /* C loaded its filter (LISTENER or NO_LISTENER):
+                             * every mount and bind of I was made */
   FsgProcKind proc_kind; /* which /proc the view got (FSG_MSG_PROC) */
   gboolean landlock;     /* the command is in the fallback's Landlock domain */
   gboolean hybrid_planned; /* the hybrid view was planned (spec.binds) */
@@ -968,7 +973,7 @@ signal_init (FsgRun *run, int sig)
       pidfd_send_signal (run->init_pidfd, sig, NULL, 0);
       return TRUE;
     }
-  if (run->init_pid > 0 && !run->setup_reaped)
+  if (run->init_pid > 0 && !run->init_gone && !run->setup_reaped)
     {
       kill (run->init_pid, sig);
       return TRUE;
@@ -976,11 +981,13 @@ signal_init (FsgRun *run, int sig)
   return FALSE;
 }
 
-/* I is gone (S reaped it): forget it. */
+/* I is gone (S reaped it): never signal it again. Its pid is kept: the
+ * records of its setup lookups may still be in the audit pipe, and they
+ * are told apart by that pid (is_setup_denial()). */
 static void
 forget_init (FsgRun *run)
 {
-  run->init_pid = 0;
+  run->init_gone = TRUE;
   clear_fd (&run->init_pidfd);
 }
 
@@ -1086,6 +1093,7 @@ handle_ctl (FsgRun *run)
         }
       break;
     case FSG_MSG_LISTENER:
+      run->command_started = TRUE;
       if (fd >= 0 && run->listener < 0)
         {
           run->listener = fd;
@@ -1093,6 +1101,7 @@ handle_ctl (FsgRun *run)
         }
       break;
     case FSG_MSG_NO_LISTENER:
+      run->command_started = TRUE;
       run->notify_unavailable = TRUE;
       break;
     case FSG_MSG_BIND_SKIPPED:
@@ -1124,6 +1133,7 @@ handle_ctl (FsgRun *run)
           run->setup_failed = TRUE;
           run->setup_stage = msg.stage;
           run->setup_err = msg.err;
+          run->setup_value = msg.value;
         }
       break;
     case FSG_MSG_EXEC_ERROR:
@@ -1633,7 +1643,8 @@ write_report (FsgRun *run, int exit_code, int signal_no, const char *reason,
       fsg_json_begin_object (w);
       fsg_json_key (w, "bound");
       fsg_json_begin_array (w);
-      for (guint i = 0; i < run->spec.n_binds; i++)
+      /* only when I made them all: a run that failed before has none */
+      for (guint i = 0; run->command_started && i < run->spec.n_binds; i++)
         if (!run->bind_skipped[i])
           fsg_json_string (w, run->spec.binds[i].source);
       fsg_json_end_array (w);
@@ -2210,10 +2221,16 @@ run_outcome (FsgRun *run, FsgRunOutcome *out)
     }
   else if (run->setup_failed)
     {
+      const char *where = "";
+
       out->reason = "setup-error";
       out->exit_code = FSG_EXIT_SETUP;
-      out->message = g_strdup_printf ("setup failed while %s: %s. Fix: %s",
+      if (run->setup_stage == FSG_STAGE_HYBRID && run->setup_value > 0
+          && (guint) run->setup_value <= run->spec.n_binds)
+        where = run->spec.binds[run->setup_value - 1].source;
+      out->message = g_strdup_printf ("setup failed while %s%s%s: %s. Fix: %s",
                                       fsg_stage_describe (run->setup_stage),
+                                      *where ? ", at " : "", where,
                                       g_strerror (run->setup_err),
                                       fsg_doctor_hint_for_stage (run->setup_stage,
                                                                  run->setup_err));

@@ -15,7 +15,8 @@
  *   │     serves the /dev/fuse fd that S opened and mounted, on libfuse worker
  *   │     threads, and writes one JSON line per denial to the audit pipe. If D
  *   │     dies before the run ends, R kills the sandbox and exits 125.
- *   └─ S  setup process: clone(CLONE_NEWUSER|NEWNS|NEWIPC|NEWUTS[|NEWNET]).
+ *   └─ S  setup process: clone(CLONE_NEWUSER|NEWNS); after passing the FUSE
+ *         fd, unshare(CLONE_NEWIPC|NEWUTS[|NEWNET]) while R forks D.
  *         Id maps: as root, R writes full identity maps (every uid and gid maps
  *         to itself, so files of other users keep their owners); otherwise
  *         S maps its own uid and gid to themselves (setgroups deny). S makes / private, mounts a tmpfs scratch on /tmp, opens

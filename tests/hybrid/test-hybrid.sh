@@ -324,18 +324,20 @@ check "stacked mounts: the procfs on top is served, not bound" \
 # its holes, then one for the tree.
 if command -v strace >/dev/null; then
   planned=$("$FSGATE_RUN" -v -- true 2>&1 | sed -n 's/^fsgate-run: hybrid view: [0-9]* host director[a-z]* bound read-only (\(.*\)); the daemon serves the rest.*/\1/p')
-  read -r n_planned skip_when skip_dir hole_when hole_dir < <(python3 - "$planned" <<'PY'
-import re, sys
+  # move_mount in I: one per bind (its tree), then one per hole of it
+  read -r n_planned skip_when skip_dir hole_when hole_dir hole_move_when < <(python3 - "$planned" <<'PY'
+import os, re, sys
 calls, skip, hole, n = 0, None, None, 0
 for m in re.finditer(r"(/[^ ()]*)(?: \(less ([^)]*)\))?", sys.argv[1]):
     path, holes = m.group(1), (m.group(2) or "").split(", ") if m.group(2) else []
+    holes = [h for h in holes if os.path.isdir(h)]  # I clones only holes that exist
     if holes and hole is None:
-        hole = (calls + 1, path)
+        hole = (calls + 1, path, n + 2)
     calls += len(holes) + 1
     n += 1
     if not holes and skip is None and calls >= 2:
         skip = (calls, path)
-print(n, *(skip or ("-", "-")), *(hole or ("-", "-")))
+print(n, *(skip or ("-", "-")), *(hole or ("-", "-", "-")))
 PY
   )
   inject () { strace -f -qq -o /dev/null -e trace=open_tree -e inject=open_tree:error=EINVAL:when="$1" "${@:2}"; }
@@ -355,7 +357,13 @@ PY
     out=$(inject "$hole_when" "$FSGATE_RUN" -- echo ran 2>&1); rc=$?
     is "the hole of $hole_dir cannot be made: the run is refused (125), the command never runs" \
       "$rc/$(grep -c '^ran$' <<< "$out")" "125/0"
-    check "... naming the hybrid view and the fix" grep -q "hybrid view.*FSGATE_HYBRID=0" <<< "$out"
+    check "... naming the hybrid view, the directory and the fix" \
+      grep -q "hybrid view.*, at $hole_dir: .*FSGATE_HYBRID=0" <<< "$out"
+    # the bind of $hole_dir made, the hole's mount into it refused
+    out=$(strace -f -qq -o /dev/null -e trace=move_mount -e inject=move_mount:error=EPERM:when="$hole_move_when" \
+          "$FSGATE_RUN" -- echo ran 2>&1); rc=$?
+    is "the bind of $hole_dir stands but its hole cannot be mounted: 125, the command never runs" \
+      "$rc/$(grep -c '^ran$' <<< "$out")/$(grep -c ", at $hole_dir: Operation not permitted" <<< "$out")" "125/0/1"
   else
     not_ok "the plan has a bind with a hole: $planned"
   fi

@@ -124,6 +124,10 @@ if command -v strace >/dev/null; then
   done
   is "the network namespace cannot be made: 125, the command never runs, the step is named (5 runs)" \
     "$results" "125/0/1 125/0/1 125/0/1 125/0/1 125/0/1 "
+  strace -f -qq -o /dev/null -e trace=unshare -e inject=unshare:error=EPERM:when=1 \
+    "$FSGATE_RUN" --json "$TESTDIR/nons.json" -- true 2>/dev/null
+  is "... the report: setup-error, nothing bound (I never ran)" \
+    "$(json_get "$TESTDIR/nons.json" '(r["reason"], r["exit_code"], (r["hybrid"] or {}).get("bound"))')" "('setup-error', 125, [])"
 else
   skip "no network namespace, no run" "strace"
 fi
