@@ -14,6 +14,9 @@
 #include "common/fsg-json.h"
 #include <string.h>
 
+/* serialises writes of records to the audit fd (audit_emit) */
+static GMutex audit_write_lock;
+
 static void
 add_log_members (FsgJsonWriter *w, const FsgAuditEvent *event)
 {
@@ -154,8 +157,12 @@ audit_emit (FsgFs *fs, fuse_req_t req, const char *op, FsgInode *parent,
       g_autofree char *json = fsg_audit_event_to_json (&ev, FSG_AUDIT_FORMAT_LOG);
       g_autofree char *line = g_strconcat (json, "\n", NULL);
 
-      /* One write per record: O_APPEND keeps lines whole. */
+      /* Whole lines also on a pipe (atomic only up to PIPE_BUF, and a
+       * record with two long paths is longer) and past partial writes:
+       * one writer at a time. */
+      g_mutex_lock (&audit_write_lock);
       (void) fsg_write_all (fs->audit_fd, line, strlen (line));
+      g_mutex_unlock (&audit_write_lock);
     }
   if (fs->audit_func != NULL)
     fs->audit_func (&ev, fs->audit_data);

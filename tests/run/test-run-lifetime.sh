@@ -78,7 +78,8 @@ if command -v strace >/dev/null; then
     is "$case run under strace: exit $want" "$rc" "$want"
     # R is the first process of the log; its children are what its clones returned
     bad=$(awk 'NR == 1 { r = $1 }
-               $1 == r && $2 ~ /^(clone|clone3|fork|vfork)\(/ { kids[$NF] = 1 }
+               $1 == r && $2 ~ /^(clone|clone3|fork|vfork)\(/ && $NF ~ /^[0-9]+$/ { kids[$NF] = 1 }
+               $1 == r && $2 == "<..." && $3 ~ /^(clone|clone3|fork|vfork)$/ { kids[$NF] = 1 } # a call strace split
                $1 == r && $2 ~ /^kill\(/ { t = $2; sub(/^kill\(/, "", t); sub(/,.*/, "", t);
                                           if (!(t in kids)) print $0 }' "$log")
     is "... fsgate-run kill()s only its own children" "$bad" ""
