@@ -463,7 +463,7 @@ fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index)
 {
   int view;
 
-  *out_index = 0;
+  *out_index = spec->n_binds; /* none: the failure is not one bind's */
   if (spec->n_binds == 0)
     return 0;
   view = open (spec->view_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -481,6 +481,7 @@ fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index)
           close (view);
           return r;
         }
+      *out_index = spec->n_binds;
       if (skipped)
         {
           FsgCtlMsg msg = { FSG_MSG_BIND_SKIPPED, 0, 0, i };

@@ -294,8 +294,7 @@ load_seccomp (const FsgSandboxSpec *spec)
     }
   if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &spec->prog_plain) < 0)
     return -errno;
-  fsg_ctl_send (spec->ctl_fd, &msg, -1);
-  return 0;
+  return fsg_ctl_send (spec->ctl_fd, &msg, -1); /* R counts the command as started */
 }
 
 static void
@@ -616,7 +615,7 @@ init_main (const FsgSandboxSpec *spec, int parent_alive_fd)
     int r = fsg_hybrid_bind_async_signal_safe (spec, &bad);
 
     if (r < 0)
-      fail_at (spec, FSG_STAGE_HYBRID, -r, (int) bad + 1); /* R names the directory */
+      fail_at (spec, FSG_STAGE_HYBRID, -r, bad < spec->n_binds ? (int) bad + 1 : 0); /* R names it */
   }
 
   fsg_trace ("I", "binds made");

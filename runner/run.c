@@ -1169,6 +1169,20 @@ sandbox_ended (FsgRun *run)
   run->drain_deadline = g_get_monotonic_time () + DRAIN_TIMEOUT_US;
 }
 
+/* Handle every control message already queued. */
+static void
+drain_ctl (FsgRun *run)
+{
+  while (run->ctl >= 0)
+    {
+      struct pollfd pfd = { run->ctl, POLLIN, 0 };
+
+      if (poll (&pfd, 1, 0) <= 0)
+        break;
+      handle_ctl (run);
+    }
+}
+
 static void
 reap (FsgRun *run)
 {
@@ -1181,6 +1195,9 @@ reap (FsgRun *run)
       if (p == run->setup_pid)
         {
           fsg_trace ("R", "S reaped");
+          /* what S sent before it exited first (I's pid among it: the
+           * audit pipe is read from now on, and tells I's records apart) */
+          drain_ctl (run);
           run->setup_reaped = TRUE;
           forget_init (run);
           sandbox_ended (run);
@@ -1196,12 +1213,7 @@ reap (FsgRun *run)
     return;
   /* The daemon also ends, normally, when the sandbox's mount namespace goes
    * away after the command: read what the sandbox sent before deciding. */
-  if (run->ctl >= 0)
-    {
-      struct pollfd pfd = { run->ctl, POLLIN, 0 };
-      while (run->ctl >= 0 && poll (&pfd, 1, 0) > 0)
-        handle_ctl (run);
-    }
+  drain_ctl (run);
   /* A daemon killed by a signal R did not send died under the command, even
    * when the command has already exited: it exited because its view broke
    * (ECONNABORTED), so its status must not pass for its own. */
@@ -2177,12 +2189,7 @@ run_supervise (FsgRun *run)
         break;
     }
   /* Messages sent just before the end (status, exec error). */
-  if (run->ctl >= 0)
-    {
-      struct pollfd p = { run->ctl, POLLIN, 0 };
-      while (run->ctl >= 0 && poll (&p, 1, 0) > 0)
-        handle_ctl (run);
-    }
+  drain_ctl (run);
   stop_daemon (run);
   restore_tty (run);
 }

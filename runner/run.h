@@ -336,7 +336,8 @@ char *fsg_hybrid_summary (const FsgPolicy *policy);
  * FIFOs found below the directories the hybrid view would bind; NULL when
  * it binds none. (transfer full) */
 char *fsg_hybrid_doctor_check (const FsgPolicy *policy);
-/* In I, before pivot_root: make the binds. 0, or -errno (*out_index: which). */
+/* In I, before pivot_root: make the binds. 0, or -errno (*out_index: which
+ * bind failed, or n_binds when none in particular did). */
 int fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index);
 
 /* Sandbox side (namespaces.c). Runs in S; never returns. */

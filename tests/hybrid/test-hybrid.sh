@@ -360,10 +360,13 @@ PY
     check "... naming the hybrid view, the directory and the fix" \
       grep -q "hybrid view.*, at $hole_dir: .*FSGATE_HYBRID=0" <<< "$out"
     # the bind of $hole_dir made, the hole's mount into it refused
-    out=$(strace -f -qq -o /dev/null -e trace=move_mount -e inject=move_mount:error=EPERM:when="$hole_move_when" \
-          "$FSGATE_RUN" -- echo ran 2>&1); rc=$?
+    out=$(strace -f -qq -y -o "$TESTDIR/hole-move.log" -e trace=move_mount \
+          -e inject=move_mount:error=EPERM:when="$hole_move_when" "$FSGATE_RUN" -- echo ran 2>&1); rc=$?
     is "the bind of $hole_dir stands but its hole cannot be mounted: 125, the command never runs" \
       "$rc/$(grep -c '^ran$' <<< "$out")/$(grep -c ", at $hole_dir: Operation not permitted" <<< "$out")" "125/0/1"
+    # (the refused call is the hole's: its target, shown by -y, is the hole's place)
+    check "... the refused move_mount was the hole's, into the bind" \
+      grep -qE "move_mount\(.*, [0-9]+</tmp/root$hole_dir/[^>]*>, .*\(INJECTED\)" "$TESTDIR/hole-move.log"
   else
     not_ok "the plan has a bind with a hole: $planned"
   fi
