@@ -772,26 +772,28 @@ ensure_hybrid_lists (FsgPolicy *p)
   p->hybrid_tree_list = (char **) g_ptr_array_free (out, FALSE);
 }
 
-const char *const *
-fsg_policy_hybrid_trees (const FsgPolicy *policy)
+/* @policy with both lists made (once; they never change after). */
+static const FsgPolicy *
+with_hybrid_lists (const FsgPolicy *policy)
 {
   FsgPolicy *p = (FsgPolicy *) policy;
 
   g_mutex_lock (&p->denied_lock);
   ensure_hybrid_lists (p);
   g_mutex_unlock (&p->denied_lock);
-  return (const char *const *) p->hybrid_tree_list;
+  return p;
+}
+
+const char *const *
+fsg_policy_hybrid_trees (const FsgPolicy *policy)
+{
+  return (const char *const *) with_hybrid_lists (policy)->hybrid_tree_list;
 }
 
 const char *const *
 fsg_policy_hybrid_hole_list (const FsgPolicy *policy)
 {
-  FsgPolicy *p = (FsgPolicy *) policy;
-
-  g_mutex_lock (&p->denied_lock);
-  ensure_hybrid_lists (p);
-  g_mutex_unlock (&p->denied_lock);
-  return (const char *const *) p->hybrid_hole_list;
+  return (const char *const *) with_hybrid_lists (policy)->hybrid_hole_list;
 }
 
 static int
@@ -918,7 +920,6 @@ fsg_hybrid_plan_find (GPtrArray *plan, const char *path)
   for (guint i = 0; plan != NULL && i < plan->len; i++)
     {
       const FsgHybridTree *t = plan->pdata[i];
-
       gboolean in_hole = FALSE;
 
       if (t->served_why != NULL || !fsg_path_within (path, t->path))

@@ -457,7 +457,8 @@ bind_one (int view, const FsgHybridBind *b, gboolean *out_skipped)
   return -err;
 }
 
-/* Returns 0, or -errno with *out_index the bind that failed. */
+/* Returns 0, or -errno with *out_index the bind that failed (n_binds when
+ * the failure is no bind's: the view itself could not be opened). */
 int
 fsg_hybrid_bind_async_signal_safe (const FsgSandboxSpec *spec, guint *out_index)
 {

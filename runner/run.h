@@ -179,7 +179,8 @@ void fsg_plan_runtime_dirs (GArray *steps, GPtrArray *strings, const char *view_
 typedef enum
 {
   FSG_MSG_MAPS_DONE = 1, /* R -> S: R wrote the id maps (root runs) */
-  FSG_MSG_GO,            /* R -> S: the daemon serves the view */
+  FSG_MSG_GO,            /* R -> S: the daemon is started (the kernel holds the
+                          * view's first requests until it answers INIT) */
   FSG_MSG_FUSE_FD,       /* S -> R, with the /dev/fuse fd */
   FSG_MSG_INIT_PID,      /* S -> R: value = host pid of I, with its pidfd (or none) */
   FSG_MSG_PTY_MASTER,    /* I -> R, with the pty master */
